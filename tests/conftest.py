@@ -1,0 +1,150 @@
+"""Shared fixtures: real git with bare remotes in tmp_path, mongomock sources, example documents.
+
+Test modules keep fixtures that only they use to themselves.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import mongomock
+import pytest
+from bson import json_util
+
+from trinogen.gitops import WorkingCopy
+from trinogen.settings import Settings, load_settings, replace
+from trinogen.source import Source
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "config" / "examples"
+SCHEMAS = ROOT.parent / "shared" / "schemas"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tripwire: no test reads or writes the real home directory or the caller's settings."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("TRINOGEN_CONFIG", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT"):
+        monkeypatch.delenv(var, raising=False)
+    for var in list(__import__("os").environ):
+        if var.startswith("TRINOGEN_"):
+            monkeypatch.delenv(var, raising=False)
+
+
+def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
+    """Run real git (the tests' view of repositories, independent of trinogen's code)."""
+    import os
+
+    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                         env={**os.environ, **GIT_ENV}, check=False)
+    if check and out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
+    return out.stdout
+
+
+def example_docs() -> list[dict[str, Any]]:
+    """The shipped example documents (Extended JSON), freshly parsed each time."""
+    return [json_util.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
+
+
+def demo_settings(**sections: dict[str, Any]) -> Settings:
+    """The demo's settings file (defaults, profiles, examples) with sections overridden."""
+    settings = load_settings(ROOT / "config" / "demo.yaml", environ={})
+    return replace(settings, **sections) if sections else settings
+
+
+@pytest.fixture
+def bare_remote(tmp_path: Path) -> Path:
+    """An empty bare repository as the GitOps remote."""
+    remote = tmp_path / "remote.git"
+    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    return remote
+
+
+def seed_remote(remote: Path, files: dict[str, str], tmp_path: Path, message: str = "init") -> str:
+    """Push one commit with `files` to `remote`; returns its sha."""
+    work = tmp_path / f"seed-{len(list(tmp_path.glob('seed-*')))}"
+    git("clone", "--quiet", str(remote), str(work))
+    git("checkout", "-q", "-B", "main", cwd=work)
+    for rel, text in files.items():
+        p = work / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", message, cwd=work)
+    git("push", "-q", "origin", "HEAD:main", cwd=work)
+    return git("rev-parse", "HEAD", cwd=work).strip()
+
+
+def remote_tree(remote: Path, ref: str = "main") -> dict[str, bytes]:
+    """Every file in `ref` of the remote, read with plain git."""
+    names = git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", ref).split("\n")
+    out = {}
+    for name in filter(None, names):
+        blob = subprocess.run(["git", "--git-dir", str(remote), "show", f"{ref}:{name}"],
+                              capture_output=True, check=True).stdout
+        out[name] = blob
+    return out
+
+
+def commit_count(remote: Path, ref: str = "main") -> int:
+    out = git("--git-dir", str(remote), "rev-list", "--count", ref, check=False).strip()
+    return int(out) if out else 0
+
+
+class FakeMongo:
+    """A mongomock-backed Source plus helpers to edit its documents."""
+
+    def __init__(self, settings: Settings, docs: list[dict[str, Any]]) -> None:
+        self.client = mongomock.MongoClient()
+        self.source = Source(self.client, settings.mongodb)
+        if docs:
+            self.source.collection.insert_many(copy.deepcopy(docs))
+
+    @property
+    def coll(self) -> Any:
+        return self.source.collection
+
+    def set(self, cluster_id: str, path: str, value: Any) -> None:
+        self.coll.update_one({"clusterId": cluster_id}, {"$set": {path: value}})
+
+
+@pytest.fixture
+def make_mongo() -> Callable[..., FakeMongo]:
+    def make(settings: Settings, docs: list[dict[str, Any]] | None = None) -> FakeMongo:
+        return FakeMongo(settings, example_docs() if docs is None else docs)
+
+    return make
+
+
+@pytest.fixture
+def workdir_for(tmp_path: Path) -> Callable[[Settings, Path], WorkingCopy]:
+    def make(settings: Settings, remote: Path, name: str = "workdir") -> WorkingCopy:
+        return WorkingCopy(settings.git, str(remote), tmp_path / name)
+
+    return make
+
+
+def settings_for(remote: Path, tmp_path: Path, **sections: dict[str, Any]) -> Settings:
+    """Demo settings pointed at `remote`, with a workdir in tmp_path."""
+    git_section = {"remote": str(remote), "workdir": str(tmp_path / "workdir"),
+                   "init_local_remote": False, **sections.pop("git", {})}
+    return demo_settings(git=git_section, **sections)
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, default=str)

@@ -1,0 +1,481 @@
+"""The one path every command takes: read -> validate -> resolve -> render -> plan -> apply.
+
+`validate()`, `render()` and `sync()` are the commands' single calls; `watch` calls `sync()` with
+targets. The adapters (source, working copy, Vault) are built by the caller and passed in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from trinogen.errors import ConfigError, GitUnavailable, Problem, SafetyRefusal
+from trinogen.model import (
+    Classified,
+    Cluster,
+    Disabled,
+    Failed,
+    Outcome,
+    RawDocument,
+    classify_all,
+    claimed_cluster_id,
+    field_path,
+)
+from trinogen.plan import (
+    Guards,
+    Layout,
+    Plan,
+    commit_message,
+    make_plan,
+    unified_diff,
+)
+from trinogen.render import Renderer, RenderError, Resolved, SecretData, prop_value
+from trinogen.secrets import SecretUse
+from trinogen.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+ReaderFactory = Callable[[], Any]  # () -> trinogen.vault.VaultReader
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class Desired:
+    """What the repository should hold for the documents read."""
+
+    outcomes: list[Outcome]
+    clusters: dict[str, Cluster] = field(default_factory=dict)
+    files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # cluster -> path -> bytes
+    failed: list[Failed] = field(default_factory=list)
+    disabled: list[Disabled] = field(default_factory=list)
+    extra: dict[str, bytes] = field(default_factory=dict)  # the app-of-apps
+    vault_requests: int = 0
+    secret_texts: set[str] = field(default_factory=set)  # inline mode: values to mask
+    warnings: list[Problem] = field(default_factory=list)
+
+    def render_hash(self, cluster_id: str) -> str:
+        h = hashlib.sha256()
+        for path, content in sorted(self.files.get(cluster_id, {}).items()):
+            h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
+        return h.hexdigest()[:16]
+
+
+def inline_mode(settings: Settings, cli_opt_in: bool) -> bool:
+    """Inline secrets need the opt-in in the settings AND on the command line."""
+    if settings.secrets.mode != "inline":
+        return False
+    if not (settings.secrets.allow_inline and cli_opt_in):
+        raise ConfigError(
+            "secrets.mode is inline, which writes secret values into the GitOps repository: it "
+            "needs secrets.allow_inline: true in the settings AND --allow-inline-secrets on the "
+            "command line (use it only with an encrypted repository)"
+        )
+    log.warning("inline secrets: secret values are written into the GitOps repository in plain "
+                "text; only safe if that repository is encrypted")
+    return True
+
+
+def build_desired(
+    settings: Settings,
+    raws: Iterable[RawDocument],
+    renderer: Renderer,
+    reader_factory: ReaderFactory | None,
+    *,
+    inline: bool = False,
+    progress: Progress = _no_progress,
+) -> Desired:
+    """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised."""
+    outcomes = classify_all(raws, settings)
+    sorted_out = Classified.of(outcomes)
+    desired = Desired(outcomes=outcomes, disabled=sorted_out.disabled, failed=list(sorted_out.failed))
+    for cluster in sorted_out.clusters:
+        desired.warnings.extend(cluster.warnings)
+    resolved, secret_problems, requests = resolve_secrets(
+        sorted_out.clusters, settings, reader_factory, inline=inline
+    )
+    desired.vault_requests = requests
+    total = len(sorted_out.clusters)
+    for i, cluster in enumerate(sorted_out.clusters, 1):
+        problems = secret_problems.get(cluster.cluster_id)
+        if problems:
+            desired.failed.append(Failed(cluster.doc_id, cluster.cluster_id, tuple(problems), "secrets"))
+            continue
+        try:
+            files = renderer.render_cluster(cluster, resolved, inline=inline)
+        except RenderError as e:
+            desired.failed.append(Failed(cluster.doc_id, cluster.cluster_id,
+                                         (Problem(cluster.cluster_id, "", str(e)),), "render"))
+            continue
+        desired.clusters[cluster.cluster_id] = cluster
+        desired.files[cluster.cluster_id] = files
+        if i % 200 == 0 or i == total:
+            progress("render", i, total)
+    if inline:
+        for data in resolved.values():
+            desired.secret_texts.update(v.reveal() for v in data.values.values())
+    desired.extra = renderer.render_root_app()
+    return desired
+
+
+def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
+    for conn in cluster.connectors:
+        for key, segments in conn.properties:
+            for seg in segments:
+                if isinstance(seg, SecretUse):
+                    yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+
+
+def resolve_secrets(
+    clusters: list[Cluster],
+    settings: Settings,
+    reader_factory: ReaderFactory | None,
+    *,
+    inline: bool = False,
+) -> tuple[Resolved, dict[str, list[Problem]], int]:
+    """Read each distinct Vault path once; problems with a path fail only the clusters using it.
+
+    Vault being down or refusing the login raises (the whole run fails before any commit).
+    """
+    paths = sorted({u.ref.secret_path for c in clusters for u in c.secret_uses})
+    if not paths or (not settings.secrets.check and not inline):
+        return {}, {}, 0
+    if reader_factory is None:
+        raise ConfigError("documents use secret placeholders but no Vault client is configured")
+    from trinogen.vault import SecretProblem
+
+    reader = reader_factory()
+    resolved: dict[str, SecretData] = {}
+    path_errors: dict[str, str] = {}
+    for path in paths:
+        try:
+            resolved[path] = reader.read(path)
+        except SecretProblem as e:
+            path_errors[path] = str(e)
+    problems: dict[str, list[Problem]] = {}
+    for cluster in clusters:
+        for where, use in _uses_with_fields(cluster):
+            path = use.ref.secret_path
+            if path in path_errors:
+                msg = f"placeholder {use.placeholder.text}: {path_errors[path]}"
+            elif use.ref.key not in resolved[path].values:
+                msg = (f"placeholder {use.placeholder.text}: Vault secret {path} has no key "
+                       f"{use.ref.key!r} (or its value is not a string)")
+            else:
+                continue
+            problems.setdefault(cluster.cluster_id, []).append(Problem(cluster.cluster_id, where, msg))
+    return resolved, problems, reader.requests
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """What a command did, for people and for --output json (schemaVersion 1)."""
+
+    command: str
+    dry_run: bool = False
+    plan: Plan | None = None
+    failed: list[Failed] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    commit: str | None = None
+    pushed: bool = False
+    diff: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    rendered: list[str] = field(default_factory=list)  # render / validate: clusters that are fine
+    disabled: list[str] = field(default_factory=list)
+    out_dir: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        clusters: dict[str, Any] = {}
+        if self.plan is not None:
+            for action, key in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
+                clusters[key] = [
+                    {"clusterId": c.cluster_id, "documentId": c.doc_id, "reason": c.reason or None}
+                    for c in self.plan.by_action(action)
+                ]
+            clusters["unchanged"] = sorted(c.cluster_id for c in self.plan.by_action("unchanged"))
+        else:
+            clusters["valid"] = sorted(self.rendered)
+        clusters["disabled"] = sorted(self.disabled)
+        clusters["failed"] = [
+            {
+                "clusterId": f.cluster_id,
+                "documentId": f.doc_id,
+                "stage": f.stage,
+                "problems": [{"field": p.field, "message": p.message} for p in f.problems],
+            }
+            for f in self.failed
+        ]
+        out: dict[str, Any] = {
+            "schemaVersion": 1,
+            "command": self.command,
+            "dryRun": self.dry_run,
+            "clusters": clusters,
+            "warnings": [{"cluster": w.cluster, "field": w.field, "message": w.message}
+                         for w in self.warnings],
+            "stats": self.stats,
+        }
+        if self.command == "sync":
+            out["commit"] = self.commit
+            out["pushed"] = self.pushed
+            out["changes"] = [
+                {"path": ch.path, "action": ch.action, "clusterId": ch.cluster}
+                for ch in (self.plan.files if self.plan else ())
+            ]
+            out["refusedBy"] = self.plan.refusal if self.plan else None
+        if self.out_dir is not None:
+            out["outDir"] = self.out_dir
+        return out
+
+
+def validate(settings: Settings, source: Any) -> Report:
+    raws = source.read_all()
+    outcomes = classify_all(raws, settings)
+    c = Classified.of(outcomes)
+    report = Report("validate", failed=c.failed, rendered=[x.cluster_id for x in c.clusters],
+                    disabled=[d.cluster_id or d.doc_id for d in c.disabled])
+    for cluster in c.clusters:
+        report.warnings.extend(cluster.warnings)
+    report.stats = {"documents": len(raws)}
+    return report
+
+
+def render(
+    settings: Settings,
+    source: Any,
+    out_dir: Path,
+    *,
+    clusters: Iterable[str] = (),
+    reader_factory: ReaderFactory | None = None,
+    inline: bool = False,
+    progress: Progress = _no_progress,
+) -> Report:
+    """Write the desired tree (no git) into `out_dir`; stale trinogen files there are removed."""
+    started = time.monotonic()
+    wanted = set(clusters)
+    raws = source.read_targeted((), wanted) if wanted else source.read_all()
+    desired = build_desired(settings, raws, Renderer(_require_repo_url(settings)), reader_factory,
+                            inline=inline, progress=progress)
+    if wanted:
+        desired.files = {k: v for k, v in desired.files.items() if k in wanted}
+    from trinogen.gitops import write_tree
+
+    written = write_tree(out_dir, desired.files, desired.extra, _layout(settings),
+                         prune_stale=not wanted)
+    report = Report("render", failed=desired.failed, warnings=desired.warnings,
+                    rendered=sorted(desired.files), out_dir=str(out_dir),
+                    disabled=[d.cluster_id or d.doc_id for d in desired.disabled])
+    report.stats = {
+        "documents": len(raws),
+        "filesWritten": written,
+        "vaultRequests": desired.vault_requests,
+        "mongoQueries": getattr(source, "queries", 0),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    return report
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    dry_run: bool = False
+    allow_empty: bool = False
+    allow_mass_prune: bool = False
+    clusters: tuple[str, ...] = ()  # --cluster: only these (and prune only among them)
+    doc_ids: tuple[str, ...] = ()  # watch: documents that changed (canonical _id JSON)
+    inline: bool = False
+    write_status: bool = True
+    # Called right before each push (watch: "am I still the leader?"); raising aborts the push.
+    before_push: Callable[[], None] | None = None
+
+    @property
+    def targeted(self) -> bool:
+        return bool(self.clusters or self.doc_ids)
+
+
+def sync(
+    settings: Settings,
+    source: Any,
+    repo: Any,
+    *,
+    options: SyncOptions = SyncOptions(),
+    reader_factory: ReaderFactory | None = None,
+    renderer: Renderer | None = None,
+    progress: Progress = _no_progress,
+) -> Report:
+    """Plan the repository against the documents, then commit and push the difference once."""
+    started = time.monotonic()
+    renderer = renderer or Renderer(_require_repo_url(settings))
+    layout = _layout(settings)
+    report = Report("sync", dry_run=options.dry_run)
+    with repo.locked():
+        progress("refresh", 0, 1)
+        repo.refresh()
+        current = repo.current_files(layout)
+        raws, targets = _read(source, options, current, layout)
+        progress("read", len(raws), len(raws))
+        desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
+                                progress=progress)
+        attempts = 0
+        written = 0
+        while True:
+            plan = make_plan(
+                layout=layout,
+                current=current,
+                desired=desired.files,
+                desired_docs={cid: c.doc_id for cid, c in desired.clusters.items()},
+                failed=desired.failed,
+                disabled=desired.disabled,
+                guards=Guards(
+                    full_run=not options.targeted,
+                    documents_read=len(raws),
+                    allow_empty=options.allow_empty,
+                    allow_mass_prune=options.allow_mass_prune,
+                    max_prune_count=settings.sync.max_prune_count,
+                    max_prune_share=settings.sync.max_prune_share,
+                ),
+                targets=targets,
+                extra=desired.extra,
+            )
+            report.plan = plan
+            if plan.refusal:
+                report.failed = desired.failed
+                raise SafetyRefusal(plan.refusal)
+            if options.dry_run:
+                report.diff = unified_diff(plan, repo.read, _masker(desired.secret_texts))
+                break
+            if plan.empty:
+                break
+            attempts += 1
+            written += repo.apply(plan.files)
+            sha = repo.commit(commit_message(plan))
+            if options.before_push is not None:
+                options.before_push()
+            outcome = repo.push()
+            if outcome.pushed:
+                report.commit, report.pushed = sha, True
+                break
+            if attempts > settings.git.push_retries:
+                raise GitUnavailable(
+                    f"the push was rejected {attempts} times because the remote kept moving on; "
+                    "nothing was lost, run again"
+                )
+            log.info("push rejected (%s): the remote moved on; re-planning (attempt %d)",
+                     outcome.summary, attempts + 1)
+            repo.refresh()
+            current = repo.current_files(layout)
+    report.failed = desired.failed + _plan_failures(plan)
+    report.warnings = desired.warnings
+    report.disabled = [d.cluster_id or d.doc_id for d in desired.disabled]
+    if not options.dry_run and options.write_status:
+        report.stats["statusWrites"] = _write_status(source, desired, plan, report.commit or repo.head_commit())
+    report.stats.update({
+        "documents": len(raws),
+        "clustersRendered": len(desired.files),
+        "filesChanged": len(plan.files),
+        "filesWritten": written,
+        "commits": 1 if report.pushed else 0,
+        "pushAttempts": attempts,
+        "vaultRequests": desired.vault_requests,
+        "mongoQueries": getattr(source, "queries", 0),
+        "seconds": round(time.monotonic() - started, 3),
+    })
+    return report
+
+
+def _read(
+    source: Any, options: SyncOptions, current: Mapping[str, Any], layout: Layout
+) -> tuple[list[RawDocument], set[str] | None]:
+    """All documents, or for a targeted run every document that can affect the targets."""
+    if not options.targeted:
+        return source.read_all(), None
+    repo_docs: dict[str, str] = {}  # cluster -> doc id recorded in its files
+    for path, cur in current.items():
+        cid = layout.cluster_of(path)
+        if cid and cur.header and cur.header.doc_id:
+            repo_docs.setdefault(cid, cur.header.doc_id)
+    doc_ids = set(options.doc_ids)
+    cluster_ids = set(options.clusters) | {c for c, d in repo_docs.items() if d in doc_ids}
+    doc_ids |= {repo_docs[c] for c in cluster_ids if c in repo_docs}
+    raws = source.read_targeted(doc_ids, cluster_ids)
+    claimed = {cid for r in raws if (cid := claimed_cluster_id(r))} - cluster_ids
+    if claimed:  # other documents claiming the same clusterIds make duplicates: read them too
+        seen = {r.doc_id for r in raws}
+        raws += [r for r in source.read_targeted((), claimed) if r.doc_id not in seen]
+        cluster_ids |= claimed
+    return raws, cluster_ids
+
+
+def _write_status(source: Any, desired: Desired, plan: Plan, commit: str | None) -> int:
+    """Record per cluster: last synced commit, time, render hash, last error (batched)."""
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    previous = source.read_status()
+    records: dict[str, dict[str, Any]] = {}
+    for change in plan.clusters:
+        cid = change.cluster_id
+        prev = previous.get(cid, {})
+        if change.action in ("add", "update", "unchanged"):
+            rh = desired.render_hash(cid)
+            if change.action == "unchanged" and prev.get("state") == "synced" and prev.get("renderHash") == rh:
+                continue
+            records[cid] = {"documentId": change.doc_id, "state": "synced", "commit": commit,
+                            "syncedAt": now, "renderHash": rh, "lastError": None, "errorAt": None}
+        elif change.action == "prune":
+            records[cid] = {"documentId": change.doc_id, "state": "pruned", "reason": change.reason,
+                            "commit": commit, "syncedAt": now, "renderHash": None,
+                            "lastError": None, "errorAt": None}
+    for f in desired.failed:
+        key = f.cluster_id or f"_id={f.doc_id}"
+        prev = previous.get(key, {})
+        error = "\n".join(str(p) for p in f.problems)
+        if prev.get("state") == "failed" and prev.get("lastError") == error:
+            continue
+        records[key] = {**{k: v for k, v in prev.items() if k != "_id"}, "documentId": f.doc_id,
+                        "state": "failed", "stage": f.stage, "lastError": error, "errorAt": now}
+    return int(source.write_status(records))
+
+
+def _plan_failures(plan: Plan) -> list[Failed]:
+    """Clusters the plan had to keep (a foreign file in the way, no _id in the header)."""
+    by_cluster: dict[str, list[Problem]] = {}
+    for p in plan.problems:
+        by_cluster.setdefault(p.cluster, []).append(p)
+    docs = {c.cluster_id: c.doc_id for c in plan.clusters}
+    return [Failed(docs.get(cid) or "", cid, tuple(ps), "plan") for cid, ps in sorted(by_cluster.items())]
+
+
+def _masker(secrets: set[str]) -> Callable[[str], str]:
+    forms = sorted({form for s in secrets if s for form in (s, prop_value(s))}, key=len, reverse=True)
+    if not forms:
+        return lambda text: text
+
+    def mask(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, "***")
+        return text
+
+    return mask
+
+
+def _layout(settings: Settings) -> Layout:
+    o = settings.output
+    return Layout(o.clusters_dir, o.applications_dir, o.root_app)
+
+
+def _require_repo_url(settings: Settings) -> Settings:
+    if not settings.repo_url:
+        raise ConfigError(
+            "the Argo CD Applications need the GitOps repository's URL: set git.remote "
+            "(TRINOGEN_GIT_REMOTE) or argocd.repo_url"
+        )
+    return settings

@@ -358,12 +358,15 @@ def sync(
                 break
             attempts += 1
             written += repo.apply(plan.files)
+            _checkpoint("after-write")
             sha = repo.commit(commit_message(plan))
+            _checkpoint("after-commit")
             if options.before_push is not None:
                 options.before_push()
             outcome = repo.push()
             if outcome.pushed:
                 report.commit, report.pushed = sha, True
+                _checkpoint("after-push")
                 break
             if attempts > settings.git.push_retries:
                 raise GitUnavailable(
@@ -391,6 +394,19 @@ def sync(
         "seconds": round(time.monotonic() - started, 3),
     })
     return report
+
+
+def _checkpoint(name: str) -> None:
+    """Crash-safety tests kill a real `trinogen sync` here: TRINOGEN_TEST_KILL_AT=<name>.
+
+    Points: after-write, after-commit, after-push (before the status write-back).
+    """
+    import os
+
+    if os.environ.get("TRINOGEN_TEST_KILL_AT") == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _read(

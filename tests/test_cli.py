@@ -1,0 +1,156 @@
+"""The command line: exit codes from the one table, JSON output, quickstart paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bson import json_util
+from typer.testing import CliRunner
+
+from tests.conftest import ROOT, example_docs, git
+from trinogen import __version__
+from trinogen.cli import app
+from trinogen.errors import ExitCode
+
+runner = CliRunner()
+
+
+def invoke(args: list[str], env: dict[str, str] | None = None) -> Any:
+    return runner.invoke(app, args, env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> dict[str, str]:
+    """Env for a demo-like run with its own seed dir, bare remote and workdir."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "docs.json").write_text(json_util.dumps(example_docs()))
+    remote = tmp_path / "remote.git"
+    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    return {
+        "TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+        "TRINOGEN_MONGODB_SEED_DIR": str(seed),
+        "TRINOGEN_GIT_REMOTE": str(remote),
+        "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd"),
+        "TRINOGEN_GIT_INIT_LOCAL_REMOTE": "false",
+    }
+
+
+def add_invalid(env: dict[str, str]) -> None:
+    seed = Path(env["TRINOGEN_MONGODB_SEED_DIR"])
+    (seed / "bad.json").write_text(json.dumps({"_id": "bad-1", "clusterId": "broken",
+                                               "owner": "x", "enabled": "true"}))
+
+
+def test_version() -> None:
+    """--version prints the package version and exits 0."""
+    result = invoke(["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"trinogen {__version__}"
+
+
+def test_help_lists_the_commands() -> None:
+    """--help names every command."""
+    result = invoke(["--help"])
+    for command in ("validate", "render", "sync", "watch", "status"):
+        assert command in result.output
+
+
+def test_validate_ok_and_failing(seeded: dict[str, str]) -> None:
+    """validate exits 0 on valid documents and 1 when one is invalid, naming it and the field."""
+    assert invoke(["validate"], seeded).exit_code == 0
+    add_invalid(seeded)
+    result = invoke(["validate", "--output", "json"], seeded)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED
+    data = json.loads(result.stdout)
+    assert data["schemaVersion"] == 1 and data["command"] == "validate"
+    failed = data["clusters"]["failed"]
+    assert [f["clusterId"] for f in failed] == ["broken"]
+    assert [p["field"] for p in failed[0]["problems"]] == ["enabled"]
+    assert sorted(data["clusters"]["valid"]) == ["adhoc-dev", "analytics-prod", "etl-batch"]
+
+
+def test_render_writes_the_rest_when_one_document_is_invalid(seeded: dict[str, str], tmp_path: Path) -> None:
+    """render writes every valid cluster and exits 1 for the invalid one."""
+    add_invalid(seeded)
+    out = tmp_path / "out"
+    result = invoke(["render", "--out", str(out)], seeded)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED
+    assert (out / "trino-applications" / "adhoc-dev.yaml").exists()
+    assert not (out / "trino-applications" / "broken.yaml").exists()
+    assert "broken" in result.output
+
+
+def test_render_one_cluster(seeded: dict[str, str], tmp_path: Path) -> None:
+    """render --cluster writes only that cluster."""
+    out = tmp_path / "out"
+    assert invoke(["render", "--out", str(out), "--cluster", "etl-batch"], seeded).exit_code == 0
+    assert sorted(p.name for p in (out / "trino-applications").iterdir()) == ["etl-batch.yaml"]
+
+
+def test_sync_dry_run_exit_code_signals_pending_changes(seeded: dict[str, str]) -> None:
+    """sync --dry-run --exit-code exits 5 with changes pending, 0 once synced."""
+    assert invoke(["sync", "--dry-run", "--exit-code"], seeded).exit_code == ExitCode.CHANGES_PENDING
+    assert invoke(["sync"], seeded).exit_code == 0
+    assert invoke(["sync", "--dry-run", "--exit-code"], seeded).exit_code == 0
+
+
+def test_sync_json_shape(seeded: dict[str, str]) -> None:
+    """sync --output json reports clusters, commit, changes and stats."""
+    data = json.loads(invoke(["sync", "--output", "json"], seeded).stdout)
+    assert data["schemaVersion"] == 1 and data["pushed"] is True and len(data["commit"]) == 40
+    assert sorted(c["clusterId"] for c in data["clusters"]["added"]) == [
+        "adhoc-dev", "analytics-prod", "etl-batch"]
+    assert data["stats"]["commits"] == 1 and data["stats"]["mongoQueries"] == 1
+    assert {c["action"] for c in data["changes"]} == {"add"}
+
+
+def test_safety_refusal_exit_code(seeded: dict[str, str]) -> None:
+    """An empty source after a sync is refused with exit 3 and a hint."""
+    assert invoke(["sync"], seeded).exit_code == 0
+    for f in Path(seeded["TRINOGEN_MONGODB_SEED_DIR"]).glob("*.json"):
+        f.write_text("[]")
+    result = invoke(["sync"], seeded)
+    assert result.exit_code == ExitCode.REFUSED
+    assert "--allow-empty" in result.output
+
+
+def test_config_errors_exit_2(seeded: dict[str, str], tmp_path: Path) -> None:
+    """A bad setting or --set exits 2 with the setting named."""
+    result = invoke(["sync", "--set", "git.push_retries=many"], seeded)
+    assert result.exit_code == ExitCode.USAGE and "git.push_retries" in result.output
+    assert invoke(["sync", "--set", "nodot"], seeded).exit_code == ExitCode.USAGE
+    assert invoke(["validate", "--output", "yaml"], seeded).exit_code == ExitCode.USAGE
+
+
+def test_unreachable_remote_exits_4(seeded: dict[str, str], tmp_path: Path) -> None:
+    """A git remote that does not exist is a dependency failure (exit 4)."""
+    result = invoke(["sync", "--remote", str(tmp_path / "missing.git")], seeded)
+    assert result.exit_code == ExitCode.UNAVAILABLE
+    assert "cannot clone" in result.output
+
+
+def test_status_after_sync(seeded: dict[str, str]) -> None:
+    """status prints the clusters the process's own sync recorded (embedded DB is per process)."""
+    result = invoke(["status"], seeded)
+    assert result.exit_code == 0 and "no status records yet" in result.output
+
+
+def test_global_options_before_the_command(seeded: dict[str, str], tmp_path: Path) -> None:
+    """--config and --set work before the command name too."""
+    env = {k: v for k, v in seeded.items() if k != "TRINOGEN_CONFIG"}
+    result = invoke(["--config", str(ROOT / "config" / "demo.yaml"),
+                     "--set", "validation.min_trino_version=477", "validate"], env)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED
+    assert "oldest Trino release" in result.output
+
+
+def test_console_script_module_runs() -> None:
+    """python -m trinogen.cli is the same entry point as the console script."""
+    out = subprocess.run([sys.executable, "-m", "trinogen.cli", "--version"], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == f"trinogen {__version__}"

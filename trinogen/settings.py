@@ -312,7 +312,7 @@ def _scalar_type(hint: Any) -> type | None:
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         rest = [a for a in args if a is not type(None)]
         return rest[0] if len(rest) == 1 and rest[0] in (str, int, float, bool) else None
-    if hint is tuple[str, ...]:
+    if hint == tuple[str, ...]:
         return tuple
     return hint if hint in (str, int, float, bool) else None
 

@@ -131,7 +131,7 @@ def test_unreachable_remote_exits_4(seeded: dict[str, str], tmp_path: Path) -> N
     """A git remote that does not exist is a dependency failure (exit 4)."""
     result = invoke(["sync", "--remote", str(tmp_path / "missing.git")], seeded)
     assert result.exit_code == ExitCode.UNAVAILABLE
-    assert "cannot clone" in result.output
+    assert "cannot fetch from the GitOps repository" in result.output
 
 
 def test_status_after_sync(seeded: dict[str, str]) -> None:

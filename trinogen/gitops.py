@@ -1,9 +1,11 @@
-"""The GitOps working copy: GitPython and the filesystem only.
+"""The GitOps repository: GitPython, git plumbing and the filesystem only.
 
-trinogen keeps its own clone in a cache directory (`git.workdir`). Every run takes an exclusive
-lock on it, refreshes it to exactly `origin/<branch>` (nothing from an earlier run can leak into
-a commit), writes only the planned changes, commits once and pushes. A push rejected because the
-remote moved on is reported to the caller, which re-plans and retries; nothing is ever merged.
+trinogen keeps its own **bare** clone in a cache directory (`git.workdir`) and never checks files
+out. Every run takes an exclusive lock on it and fetches `origin/<branch>`; a commit is built
+from that fetched tip plus the planned changes with one `git fast-import` (no files written to
+disk, no index), then pushed. Nothing from an earlier run can leak into a commit: the new commit's
+only parent is the tip just fetched. A push rejected because the remote moved on is reported to the
+caller, which re-plans and retries; nothing is ever merged.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import logging
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -23,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from trinogen.errors import GitUnavailable
-from trinogen.plan import CurrentFile, FileChange, Layout
+from trinogen.plan import FileChange, Layout
 from trinogen.render import parse_header
-from trinogen.settings import GitSettings
+from trinogen.settings import GitSettings, is_local_path
 
 log = logging.getLogger(__name__)
 
 HEAD_BYTES = 512  # enough for trinogen's two header lines
+PENDING_REF = "refs/trinogen/pending"
 
 
 def default_workdir(remote: str, environ: Mapping[str, str] = os.environ) -> Path:
@@ -46,20 +50,24 @@ class PushOutcome:
 
 
 class WorkingCopy:
-    """trinogen's cached clone of the GitOps repository."""
+    """trinogen's cached bare clone of the GitOps repository."""
 
     def __init__(self, settings: GitSettings, remote: str, workdir: Path) -> None:
         self.settings = settings
         self.remote = remote
         self.workdir = workdir
-        self._repo: Any = None
-        self.branch_exists = False
+        self.tip: str | None = None  # origin/<branch> after refresh(); None for an empty remote
+        self._pending: str | None = None
+
+    @property
+    def remote_ref(self) -> str:
+        return f"refs/remotes/origin/{self.settings.branch}"
 
     # --- locking ---------------------------------------------------------------------------
 
     @contextmanager
     def locked(self, timeout: float | None = None) -> Iterator[None]:
-        """Exclusive lock on the working copy, released when the process ends, even by SIGKILL.
+        """Exclusive lock on the clone, released when the process ends, even by SIGKILL.
 
         flock() locks belong to the open file: a killed process cannot leave a stale lock.
         """
@@ -88,224 +96,229 @@ class WorkingCopy:
 
     # --- refresh -----------------------------------------------------------------------------
 
-    @property
-    def repo(self) -> Any:
-        if self._repo is None:
-            raise RuntimeError("refresh() first")
-        return self._repo
-
     def refresh(self) -> None:
-        """Make the working copy exactly origin/<branch> (or an empty tree for a new remote).
+        """Fetch origin/<branch> into the cache clone (cloning it first if needed).
 
-        A corrupted working copy, one cloned from another remote, or one left on another branch is
-        replaced by a fresh clone. If even a fresh clone fails, the remote is unavailable.
+        A cache that is not a bare clone of this remote, or is corrupted, is replaced by a fresh
+        clone; if even that fails, the remote is unavailable.
         """
-        import git
-
         if self.settings.init_local_remote:
             self.ensure_local_remote()
+        self._pending = None
         try:
-            self._open_and_reset()
+            self._check_clone()
+            self._remove_stale_locks()
+            self._fetch()
             return
-        except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError,
-                _Unusable, OSError, ValueError) as e:
+        except GitUnavailable:
+            raise
+        except (subprocess.SubprocessError, _Unusable, OSError) as e:
             if self.workdir.exists():
-                log.warning("working copy %s is unusable (%s); cloning again", self.workdir,
-                            _short(e))
+                log.warning("cached clone %s is unusable (%s); cloning again", self.workdir,
+                            str(e)[:200])
         self._reclone()
-
-    def _open_and_reset(self) -> None:
-        import git
-
-        if not (self.workdir / ".git").exists():
-            raise _Unusable("no clone yet")
-        repo = git.Repo(self.workdir)
-        self._repo = repo
-        lock = self.workdir / ".git" / "index.lock"
-        if lock.exists():  # we hold the flock: no other trinogen uses this clone
-            log.warning("removing stale %s left by an interrupted git command", lock)
-            lock.unlink()
-        urls = list(repo.remote("origin").urls)
-        if urls != [self.remote]:
-            raise _Unusable(f"cloned from {urls}, not {self.remote}")
-        self._fetch(repo)
-        self._reset(repo)
-
-    def _reclone(self) -> None:
-        import git
-
-        self.workdir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.workdir.name}-", dir=self.workdir.parent))
-        try:
-            repo = git.Repo.clone_from(self.remote, tmp, no_checkout=True,
-                                       env=_git_env(), kill_after_timeout=self.settings_timeout)
-        except git.GitCommandError as e:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise GitUnavailable(
-                f"cannot clone the GitOps repository {self.remote}: {_stderr(e)}"
-            ) from e
-        repo.close()
-        if self.workdir.exists():
-            shutil.rmtree(self.workdir)
-        os.replace(tmp, self.workdir)
-        self._repo = git.Repo(self.workdir)
-        self._reset(self._repo)
-
-    @property
-    def settings_timeout(self) -> float:
-        return self.settings.timeout
 
     def ensure_local_remote(self) -> None:
         """git.init_local_remote: create an empty bare repository at a local remote path."""
-        import git
-
-        from trinogen.settings import is_local_path
-
         if not is_local_path(self.remote) or Path(self.remote).exists():
             return
         log.info("creating an empty bare repository at %s (git.init_local_remote)", self.remote)
-        git.Repo.init(self.remote, bare=True, initial_branch=self.settings.branch)
+        Path(self.remote).mkdir(parents=True)
+        self._git("init", "--quiet", "--bare", f"--initial-branch={self.settings.branch}",
+                  cwd=Path(self.remote))
 
-    def _fetch(self, repo: Any) -> None:
-        import git
+    def _check_clone(self) -> None:
+        if not (self.workdir / "HEAD").is_file() or not (self.workdir / "objects").is_dir():
+            raise _Unusable("no clone yet")
+        if self._git("rev-parse", "--is-bare-repository").strip() != "true":
+            raise _Unusable("not a bare clone")
+        url = self._git("config", "--get", "remote.origin.url", check=False).strip()
+        if url != self.remote:
+            raise _Unusable(f"cloned from {url!r}, not {self.remote!r}")
 
+    def _remove_stale_locks(self) -> None:
+        # We hold the flock: no other trinogen process uses this clone, so any git lock file
+        # left here is from a killed git command.
+        for lock in [self.workdir / "index.lock", self.workdir / "packed-refs.lock",
+                     self.workdir / "config.lock", self.workdir / "shallow.lock",
+                     *(self.workdir / "refs").rglob("*.lock")]:
+            if lock.exists():
+                log.warning("removing stale %s left by an interrupted git command", lock)
+                lock.unlink()
+
+    def _reclone(self) -> None:
+        self.workdir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.workdir.name}-", dir=self.workdir.parent))
         try:
-            repo.git.fetch("--prune", "--quiet", "origin", env=_git_env(),
-                           kill_after_timeout=self.settings_timeout)
-        except git.GitCommandError as e:
-            if _is_network(e):
-                raise GitUnavailable(
-                    f"cannot fetch from the GitOps repository {self.remote}: {_stderr(e)}"
-                ) from e
+            self._git("init", "--quiet", "--bare", cwd=tmp)
+            self._git("remote", "add", "origin", self.remote, cwd=tmp)
+            self._git("config", "remote.origin.fetch",
+                      f"+refs/heads/{self.settings.branch}:{self.remote_ref}", cwd=tmp)
+            self._git("config", "gc.auto", "0", cwd=tmp)  # gc runs on our terms, not mid-sync
+        except subprocess.SubprocessError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise GitUnavailable(f"cannot create the cache clone in {tmp}: {e}") from e
+        try:
+            self._fetch(cwd=tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
             raise
+        if self.workdir.exists():
+            shutil.rmtree(self.workdir)
+        os.replace(tmp, self.workdir)
 
-    def _reset(self, repo: Any) -> None:
+    def _fetch(self, cwd: Path | None = None) -> None:
         branch = self.settings.branch
-        g = repo.git
-        remote_ref = f"refs/remotes/origin/{branch}"
         try:
-            repo.git.rev_parse("--verify", "--quiet", remote_ref)
-            self.branch_exists = True
-        except Exception:
-            self.branch_exists = False
-        if self.branch_exists:
-            g.checkout("--force", "-B", branch, remote_ref)
-            g.reset("--hard", remote_ref)
-        else:
-            # An empty remote (or no such branch yet): start the branch with an empty tree.
-            g.symbolic_ref("HEAD", f"refs/heads/{branch}")
-            try:
-                g.update_ref("-d", f"refs/heads/{branch}")
-            except Exception:
-                pass
-            g.read_tree("--empty")
-        g.clean("-ffdxq")
+            self._git("fetch", "--quiet", "--no-tags", "--prune", "origin",
+                      f"+refs/heads/{branch}:{self.remote_ref}", cwd=cwd,
+                      timeout=self.settings.timeout)
+        except _GitFailed as e:
+            if "couldn't find remote ref" in e.stderr:
+                # An empty remote, or no such branch yet: the first sync creates it.
+                self._git("update-ref", "-d", self.remote_ref, cwd=cwd, check=False)
+            elif _is_network(e.stderr) or cwd is not None:
+                raise GitUnavailable(
+                    f"cannot fetch from the GitOps repository {self.remote}: {e.stderr}"
+                ) from e
+            else:
+                raise
+        tip = self._git("rev-parse", "--verify", "--quiet", f"{self.remote_ref}^{{commit}}",
+                        cwd=cwd, check=False).strip()
+        self.tip = tip or None
 
     # --- reading ---------------------------------------------------------------------------
 
-    def current_files(self, layout: Layout) -> dict[str, CurrentFile]:
-        """Every file under the output roots, with its blob id and trinogen header (if any)."""
-        roots = [r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app) if r]
-        if not self.branch_exists:
+    @property
+    def branch_exists(self) -> bool:
+        return self.tip is not None
+
+    def tree(self, layout: Layout) -> dict[str, str]:
+        """Path -> blob id of every regular file under the output roots at origin/<branch>."""
+        if self.tip is None:
             return {}
-        out = self.repo.git.ls_files("-s", "-z", "--", *roots)
-        files: dict[str, CurrentFile] = {}
+        roots = [r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app) if r]
+        out = self._git("ls-tree", "-r", "-z", "--full-tree", self.tip, "--", *roots)
+        files: dict[str, str] = {}
         for entry in out.split("\0"):
             if not entry:
                 continue
             meta, path = entry.split("\t", 1)
-            mode, blob, _stage = meta.split(" ")
-            if mode not in ("100644", "100755"):
-                continue  # symlinks and submodules are never ours
-            files[path] = CurrentFile(blob=blob, header=parse_header(self._head(path)))
+            mode, kind, blob = meta.split(" ")
+            if kind == "blob" and mode in ("100644", "100755"):
+                files[path] = blob  # symlinks and submodules are never ours
         return files
 
-    def _head(self, path: str) -> bytes:
-        try:
-            with open(self.workdir / path, "rb") as f:
-                return f.read(HEAD_BYTES)
-        except OSError:
-            return b""
+    def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """The first bytes (where the header is) of each blob, in one `git cat-file --batch`."""
+        wanted = sorted(set(blobs))
+        if not wanted:
+            return {}
+        data = self._cat(wanted)
+        return {b: c[:HEAD_BYTES] for b, c in data.items()}
 
     def read(self, path: str) -> bytes | None:
-        try:
-            return (self.workdir / path).read_bytes()
-        except OSError:
+        """A file's content at origin/<branch>, or None."""
+        if self.tip is None:
             return None
+        blob = self._git("rev-parse", "--verify", "--quiet", f"{self.tip}:{path}", check=False).strip()
+        if not blob:
+            return None
+        return self._cat([blob]).get(blob)
+
+    def _cat(self, blobs: list[str]) -> dict[str, bytes]:
+        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=self.workdir, env=_git_env(),
+                              input=("\n".join(blobs) + "\n").encode(), capture_output=True,
+                              check=False)
+        if proc.returncode != 0:
+            raise GitUnavailable(f"cannot read objects in {self.workdir}: {proc.stderr.decode()[:300]}")
+        out: dict[str, bytes] = {}
+        buf = proc.stdout
+        pos = 0
+        for blob in blobs:
+            nl = buf.index(b"\n", pos)
+            header = buf[pos:nl].split(b" ")
+            pos = nl + 1
+            if len(header) < 3 or header[1] == b"missing":
+                continue
+            size = int(header[2])
+            out[blob] = buf[pos : pos + size]
+            pos += size + 1
+        return out
 
     def head_commit(self) -> str | None:
-        try:
-            return str(self.repo.head.commit.hexsha)
-        except ValueError:
-            return None
+        return self.tip
 
     # --- writing ---------------------------------------------------------------------------
 
-    def apply(self, changes: Iterable[FileChange]) -> int:
-        """Write and delete the planned files and stage exactly them; returns files written."""
-        import git
+    def apply(self, changes: Iterable[FileChange], message: str) -> str:
+        """Write the planned changes as one commit on top of origin/<branch> (nothing pushed).
 
-        changes = list(changes)
-        written = 0
-        try:
-            for change in changes:
-                target = self.workdir / change.path
-                if change.action == "delete":
-                    target.unlink(missing_ok=True)
-                    _remove_empty_parents(target.parent, self.workdir)
-                else:
-                    assert change.content is not None
-                    _atomic_write(target, change.content)
-                    written += 1
-        except OSError as e:
-            hint = " (disk full)" if e.errno == errno.ENOSPC else ""
-            raise GitUnavailable(
-                f"cannot write to the working copy {self.workdir}{hint}: {e.strerror}; nothing "
-                "was committed or pushed, the next run starts from a clean copy"
-            ) from e
-        pathspec = self._scratch("pathspec", "\0".join(c.path for c in changes).encode())
-        try:
-            self.repo.git.add("-A", f"--pathspec-from-file={pathspec}", "--pathspec-file-nul",
-                              env=_git_env())
-        except git.GitCommandError as e:
-            raise GitUnavailable(f"cannot stage the changes in {self.workdir}: {_stderr(e)}") from e
-        return written
-
-    def _scratch(self, name: str, data: bytes) -> str:
-        """A file inside .git (never part of the tree) to hand long input to git."""
-        path = self.workdir / ".git" / f"trinogen-{name}"
-        path.write_bytes(data)
-        return str(path)
-
-    def commit(self, message: str) -> str:
-        import git
-
+        One `git fast-import` writes every blob and the commit into the object store (a single
+        pack); the commit is recorded on a private ref until commit() moves the branch.
+        """
         s = self.settings
-        env = {**_git_env(), "GIT_AUTHOR_NAME": s.author_name, "GIT_AUTHOR_EMAIL": s.author_email,
-               "GIT_COMMITTER_NAME": s.author_name, "GIT_COMMITTER_EMAIL": s.author_email}
-        try:
-            self.repo.git.commit("--quiet", "--no-verify", "-F",
-                                 self._scratch("message", message.encode()), env=env)
-        except git.GitCommandError as e:
-            raise GitUnavailable(f"cannot commit in {self.workdir}: {_stderr(e)}") from e
-        return str(self.repo.head.commit.hexsha)
+        now = int(time.time())
+        who = f"{s.author_name} <{s.author_email}> {now} +0000".encode()
+        msg = message.encode()
+        parts = [b"commit ", PENDING_REF.encode(), b"\n", b"author ", who, b"\ncommitter ", who,
+                 b"\ndata ", str(len(msg)).encode(), b"\n", msg, b"\n"]
+        if self.tip:
+            parts += [b"from ", self.tip.encode(), b"\n"]
+        for ch in changes:
+            path = _quote_path(ch.path)
+            if ch.action == "delete":
+                parts += [b"D ", path, b"\n"]
+            else:
+                assert ch.content is not None
+                parts += [b"M 100644 inline ", path, b"\ndata ", str(len(ch.content)).encode(),
+                          b"\n", ch.content, b"\n"]
+        parts.append(b"done\n")
+        self._git("update-ref", "-d", PENDING_REF, check=False)
+        proc = subprocess.run(
+            ["git", "fast-import", "--quiet", "--done", "--date-format=raw"],
+            cwd=self.workdir, env=_git_env(), input=b"".join(parts), capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            text = proc.stderr.decode("utf-8", "replace")
+            hint = " (disk full)" if "No space left" in text else ""
+            raise GitUnavailable(
+                f"cannot write the commit into {self.workdir}{hint}: {_first_lines(text)}; nothing "
+                "was pushed, the next run starts again from the remote"
+            )
+        self._pending = self._git("rev-parse", PENDING_REF).strip()
+        return self._pending
+
+    def commit(self) -> str:
+        """Point the local branch at the pending commit (the step before the push)."""
+        if self._pending is None:
+            raise RuntimeError("apply() first")
+        self._git("update-ref", f"refs/heads/{self.settings.branch}", self._pending)
+        return self._pending
 
     def push(self) -> PushOutcome:
-        """Push HEAD to origin/<branch>. A non-fast-forward rejection is returned, not raised."""
+        """Push the pending commit to origin/<branch>; a non-fast-forward rejection is returned."""
         import git
 
-        branch = self.settings.branch
+        if self._pending is None:
+            raise RuntimeError("commit() first")
+        repo = git.Repo(self.workdir)
         try:
-            infos = self.repo.remote("origin").push(
-                f"HEAD:refs/heads/{branch}", env=_git_env(), kill_after_timeout=self.settings_timeout
+            infos = repo.remote("origin").push(
+                f"refs/heads/{self.settings.branch}:refs/heads/{self.settings.branch}",
+                env=_git_env(),
+                kill_after_timeout=self.settings.timeout,
             )
         except git.GitCommandError as e:
             text = _stderr(e)
+            if "[remote rejected]" in text or "hook declined" in text:
+                raise GitUnavailable(f"the GitOps remote refused the push: {text}") from e
             if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
                 return PushOutcome(False, rejected=True, summary=text)
-            if "[remote rejected]" in text or "pre-receive hook declined" in text:
-                raise GitUnavailable(f"the GitOps remote refused the push: {text}") from e
             raise GitUnavailable(f"cannot push to {self.remote}: {text}") from e
+        finally:
+            repo.close()
         flags = git.PushInfo
         for info in infos:
             if info.flags & flags.REMOTE_REJECTED:
@@ -315,55 +328,82 @@ class WorkingCopy:
             if info.flags & flags.ERROR:
                 raise GitUnavailable(f"push to {self.remote} failed: {info.summary.strip()}")
         if not infos:
-            raise GitUnavailable(f"push to {self.remote} reported nothing; was the push refused?")
+            raise GitUnavailable(f"push to {self.remote} reported nothing; was it refused?")
+        self._git("update-ref", self.remote_ref, self._pending)
+        self.tip = self._pending
         return PushOutcome(True, summary=infos[0].summary.strip())
 
     def git_objects(self) -> int:
-        """Loose + packed objects in the clone (for benchmarks)."""
-        out = self.repo.git.count_objects("-v")
+        """Loose + packed objects in the cache clone (for benchmarks)."""
+        out = self._git("count-objects", "-v")
         stats = dict(line.split(": ", 1) for line in out.splitlines())
         return int(stats.get("count", 0)) + int(stats.get("in-pack", 0))
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _git(self, *args: str, cwd: Path | None = None, check: bool = True,
+             timeout: float | None = None) -> str:
+        try:
+            proc = subprocess.run(["git", *args], cwd=cwd or self.workdir, env=_git_env(),
+                                  capture_output=True, check=False, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise GitUnavailable(f"git {args[0]} against {self.remote} timed out after "
+                                 f"{timeout:.0f}s (git.timeout)") from e
+        except OSError as e:
+            if e.errno == errno.ENOENT and not Path(cwd or self.workdir).exists():
+                raise _Unusable(f"{cwd or self.workdir} does not exist") from e
+            raise
+        if check and proc.returncode != 0:
+            raise _GitFailed(args, proc.stderr.decode("utf-8", "replace"))
+        return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 class _Unusable(Exception):
     pass
 
 
+class _GitFailed(subprocess.SubprocessError):
+    def __init__(self, args: tuple[str, ...], stderr: str) -> None:
+        self.stderr = _first_lines(stderr)
+        super().__init__(f"git {' '.join(args[:2])}: {self.stderr}")
+
+
 def _git_env() -> dict[str, str]:
-    # Literal pathspecs: a file name is never a glob. No terminal prompts in cron or CI.
-    return {"GIT_LITERAL_PATHSPECS": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # Literal pathspecs (a file name is never a glob), no prompts in cron or CI, stable messages.
+    env = dict(os.environ)
+    env.update({"GIT_LITERAL_PATHSPECS": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C",
+                "GIT_OPTIONAL_LOCKS": "0"})
+    return env
 
 
-def _atomic_write(target: Path, content: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".trinogen-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _quote_path(path: str) -> bytes:
+    """A path for fast-import: C-style quoted when it has anything unusual."""
+    if all(c.isalnum() or c in "-._/@+=," for c in path) and not path.startswith('"'):
+        return path.encode()
+    out = ['"']
+    for b in path.encode():
+        ch = chr(b)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= b < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    out.append('"')
+    return "".join(out).encode()
 
 
-def _remove_empty_parents(directory: Path, stop: Path) -> None:
-    while directory != stop and directory.is_dir() and not any(directory.iterdir()):
-        directory.rmdir()
-        directory = directory.parent
+def _first_lines(text: str, limit: int = 600) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " ".join(lines)[:limit]
 
 
 def _stderr(e: Any) -> str:
     text = (getattr(e, "stderr", "") or str(e)).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    text = " ".join(lines)
+    text = _first_lines(text)
     if text.startswith("stderr:"):
         text = text[len("stderr:") :].strip().strip("'")
-    return text[:600]
-
-
-def _short(e: BaseException) -> str:
-    return (_stderr(e) if hasattr(e, "stderr") else str(e))[:200]
+    return text
 
 
 _NETWORK_HINTS = (
@@ -373,9 +413,12 @@ _NETWORK_HINTS = (
 )
 
 
-def _is_network(e: Any) -> bool:
-    text = _stderr(e).lower()
-    return any(h in text for h in _NETWORK_HINTS) or getattr(e, "status", None) in (None, -9)
+def _is_network(stderr: str) -> bool:
+    text = stderr.lower()
+    return any(h in text for h in _NETWORK_HINTS)
+
+
+# --- `trinogen render`: a plain directory ---------------------------------------------------------
 
 
 def write_tree(
@@ -386,7 +429,7 @@ def write_tree(
     *,
     prune_stale: bool,
 ) -> int:
-    """`trinogen render`: write the desired files into a plain directory (no git).
+    """Write the desired files into a plain directory (no git); returns files written.
 
     Files that are already identical are not rewritten. With `prune_stale`, trinogen files under
     the output roots that are no longer desired are removed; files without the header never are.
@@ -416,8 +459,28 @@ def write_tree(
                         found.unlink()
                         _remove_empty_parents(found.parent, out_dir)
     except OSError as e:
-        raise GitUnavailable(f"cannot write to {out_dir}: {e.strerror}") from e
+        hint = " (disk full)" if e.errno == errno.ENOSPC else ""
+        raise GitUnavailable(f"cannot write to {out_dir}{hint}: {e.strerror}") from e
     return written
+
+
+def _atomic_write(target: Path, content: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".trinogen-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _remove_empty_parents(directory: Path, stop: Path) -> None:
+    while directory != stop and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
 
 
 def _is_ours(path: Path) -> bool:

@@ -28,14 +28,23 @@ from trinogen.model import (
     field_path,
 )
 from trinogen.plan import (
+    CurrentFile,
     Guards,
     Layout,
     Plan,
     commit_message,
+    blob_id,
     make_plan,
     unified_diff,
 )
-from trinogen.render import Renderer, RenderError, Resolved, SecretData, prop_value
+from trinogen.render import (
+    Renderer,
+    RenderError,
+    Resolved,
+    SecretData,
+    parse_header,
+    prop_value,
+)
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
@@ -321,8 +330,8 @@ def sync(
     with repo.locked():
         progress("refresh", 0, 1)
         repo.refresh()
-        current = repo.current_files(layout)
-        raws, targets = _read(source, options, current, layout)
+        tree = repo.tree(layout)
+        raws, targets = _read(source, options, tree, repo, layout)
         progress("read", len(raws), len(raws))
         desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
                                 progress=progress)
@@ -331,7 +340,7 @@ def sync(
         while True:
             plan = make_plan(
                 layout=layout,
-                current=current,
+                current=_current(tree, desired, repo),
                 desired=desired.files,
                 desired_docs={cid: c.doc_id for cid, c in desired.clusters.items()},
                 failed=desired.failed,
@@ -357,9 +366,10 @@ def sync(
             if plan.empty:
                 break
             attempts += 1
-            written += repo.apply(plan.files)
+            repo.apply(plan.files, commit_message(plan))
+            written += sum(1 for ch in plan.files if ch.action != "delete")
             _checkpoint("after-write")
-            sha = repo.commit(commit_message(plan))
+            sha = repo.commit()
             _checkpoint("after-commit")
             if options.before_push is not None:
                 options.before_push()
@@ -376,7 +386,7 @@ def sync(
             log.info("push rejected (%s): the remote moved on; re-planning (attempt %d)",
                      outcome.summary, attempts + 1)
             repo.refresh()
-            current = repo.current_files(layout)
+            tree = repo.tree(layout)
     report.failed = desired.failed + _plan_failures(plan)
     report.warnings = desired.warnings
     report.disabled = [d.cluster_id or d.doc_id for d in desired.disabled]
@@ -409,17 +419,34 @@ def _checkpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _current(tree: Mapping[str, str], desired: Desired, repo: Any) -> dict[str, CurrentFile]:
+    """The repository's files with their headers; only files unlike any desired one are read."""
+    known: dict[str, bytes] = {}
+    for files in (*desired.files.values(), desired.extra):
+        for content in files.values():
+            known[blob_id(content)] = content
+    heads = repo.heads(b for b in tree.values() if b not in known)
+    return {
+        path: CurrentFile(blob, parse_header((known.get(blob) or heads.get(blob, b""))[:512]))
+        for path, blob in tree.items()
+    }
+
+
 def _read(
-    source: Any, options: SyncOptions, current: Mapping[str, Any], layout: Layout
+    source: Any, options: SyncOptions, tree: Mapping[str, str], repo: Any, layout: Layout
 ) -> tuple[list[RawDocument], set[str] | None]:
     """All documents, or for a targeted run every document that can affect the targets."""
     if not options.targeted:
         return source.read_all(), None
-    repo_docs: dict[str, str] = {}  # cluster -> doc id recorded in its files
-    for path, cur in current.items():
+    # The _id recorded in each cluster's Application file maps changed documents to clusters.
+    apps = {p: b for p, b in tree.items() if p.startswith(layout.applications_dir + "/")}
+    heads = repo.heads(apps.values())
+    repo_docs: dict[str, str] = {}
+    for path, blob in apps.items():
         cid = layout.cluster_of(path)
-        if cid and cur.header and cur.header.doc_id:
-            repo_docs.setdefault(cid, cur.header.doc_id)
+        header = parse_header(heads.get(blob, b""))
+        if cid and header and header.doc_id:
+            repo_docs[cid] = header.doc_id
     doc_ids = set(options.doc_ids)
     cluster_ids = set(options.clusters) | {c for c, d in repo_docs.items() if d in doc_ids}
     doc_ids |= {repo_docs[c] for c in cluster_ids if c in repo_docs}

@@ -153,7 +153,7 @@ INVALID = [
     ({"connectors/1/name": "hive-prod"}, 'connectors[1].name', "repeats connectors[0]"),
     ({"connectors/1/name": "HIVE-prod"}, 'connectors[1].name', "ignoring case"),
     ({"connectors/1/name": "a/b"}, "connectors[1].name", "not valid"),
-    ({"connectors/1/name": ".hidden"}, "connectors[1].name", "may not start with '.'"),
+    ({"connectors/1/name": ".hidden"}, "connectors[1].name", "may not start"),
     ({"connectors/1/name": "a..b"}, "connectors[1].name", "'..'"),
     ({"connectors/0/properties": {"hive.metastore.uri": "thrift://x:9083"}},
      'connectors["hive-prod"].properties', "connector.name"),

@@ -454,3 +454,79 @@ def test_acceptance_sequence(tmp_path: Path) -> None:
     assert any(invalid in p for p in tree)
     for path, text in UNRELATED.items():
         assert tree[path] == text.encode()
+
+
+# --- the render cache ------------------------------------------------------------------------
+
+
+def test_unchanged_documents_are_served_from_the_render_cache(world: World) -> None:
+    """A second run re-renders nothing; a changed document is rendered again alone."""
+    first = world.sync()
+    assert first.stats["cacheHits"] == 0 and first.stats["clustersRendered"] == 3
+    second = world.sync()
+    assert second.stats["cacheHits"] == 3 and second.stats["clustersRendered"] == 0
+    world.mongo.set("adhoc-dev", "clusterConfig.worker.replicas", 2)
+    third = world.sync()
+    assert third.stats["cacheHits"] == 2 and third.stats["clustersRendered"] == 1
+    assert [c.cluster_id for c in third.plan.by_action("update")] == ["adhoc-dev"]
+
+
+def test_a_cache_hit_needs_the_files_in_the_repository(world: World) -> None:
+    """A hand edit makes the cached entry useless: the cluster is rendered and restored."""
+    world.sync()
+    good = world.tree()["trino-clusters/etl-batch/values.yaml"]
+    seed_remote(world.remote, {"trino-clusters/etl-batch/values.yaml": good.decode() + "x: 1\n"},
+                world.tmp)
+    report = world.sync()
+    assert report.stats["cacheHits"] == 2
+    assert world.tree()["trino-clusters/etl-batch/values.yaml"] == good
+
+
+def test_a_template_change_invalidates_the_cache(world: World, tmp_path: Path) -> None:
+    """Another template set has another fingerprint: every cluster renders again."""
+    from trinogen.settings import replace
+
+    world.sync()
+    custom = tmp_path / "tpl"
+    custom.mkdir()
+    (custom / "catalog.properties.j2").write_text(
+        (ROOT / "templates" / "catalog.properties.j2").read_text() + "{# a comment #}\n")
+    world.settings = replace(world.settings, output={"templates_dir": str(custom)})
+    report = world.sync()
+    assert report.stats["cacheHits"] == 0 and report.plan.empty
+
+
+def test_an_unreadable_cache_is_ignored(world: World) -> None:
+    """A corrupted cache file costs a re-render, never a wrong result."""
+    world.sync()
+    (world.repo.workdir / "trinogen-render-cache.json").write_text("{not json")
+    report = world.sync()
+    assert report.stats["cacheHits"] == 0 and report.plan.empty
+
+
+def test_a_rotated_secret_version_misses_the_cache(tmp_path: Path) -> None:
+    """A document whose Vault secret changed version is rendered again with the new pin."""
+    from trinogen.render import SecretData
+    from trinogen.secrets import Secret
+
+    world = World(tmp_path, secrets={"check": True})
+    version = {"n": 1}
+
+    class Reader:
+        requests = 0
+
+        def read(self, path: str) -> SecretData:
+            Reader.requests += 1
+            return SecretData(version["n"], {"MYSQL_RDS_PASSWORD": Secret("pw"), "password": Secret("pw")})
+
+    def sync() -> pipeline.Report:
+        return pipeline.sync(world.settings, world.mongo.source, world.repo, reader_factory=Reader)
+
+    sync()
+    assert sync().stats["cacheHits"] == 3
+    version["n"] = 2
+    report = sync()
+    assert report.stats["cacheHits"] == 1  # adhoc-dev uses no secret
+    assert sorted(c.cluster_id for c in report.plan.by_action("update")) == ["analytics-prod", "etl-batch"]
+    es = world.tree()["trino-clusters/etl-batch/secrets/externalsecret.yaml"].decode()
+    assert 'version: "2"' in es

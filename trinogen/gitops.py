@@ -27,12 +27,11 @@ from typing import Any
 
 from trinogen.errors import GitUnavailable
 from trinogen.plan import FileChange, Layout
-from trinogen.render import parse_header
+from trinogen.render import HEAD_BYTES, parse_header
 from trinogen.settings import GitSettings, is_local_path
 
 log = logging.getLogger(__name__)
 
-HEAD_BYTES = 512  # enough for trinogen's two header lines
 PENDING_REF = "refs/trinogen/pending"
 
 
@@ -332,6 +331,12 @@ class WorkingCopy:
         self._git("update-ref", self.remote_ref, self._pending)
         self.tip = self._pending
         return PushOutcome(True, summary=infos[0].summary.strip())
+
+    def render_cache(self, fingerprint: str) -> Any:
+        """The render cache kept inside the clone's git directory (never committed)."""
+        from trinogen.cache import RenderCache
+
+        return RenderCache.load(self.workdir / "trinogen-render-cache.json", fingerprint)
 
     def git_objects(self) -> int:
         """Loose + packed objects in the cache clone (for benchmarks)."""

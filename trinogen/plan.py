@@ -33,6 +33,18 @@ class CurrentFile:
 
 
 @dataclass(frozen=True)
+class DesiredFile:
+    """A file the repository should hold."""
+
+    blob: str
+    content: bytes | None  # None: already in the repository (a render-cache hit), not loaded
+
+    @classmethod
+    def of(cls, content: bytes) -> DesiredFile:
+        return cls(blob_id(content), content)
+
+
+@dataclass(frozen=True)
 class Layout:
     """Where clusters live in the repository."""
 
@@ -121,7 +133,7 @@ def make_plan(
     *,
     layout: Layout,
     current: Mapping[str, CurrentFile],
-    desired: Mapping[str, Mapping[str, bytes]],  # cluster id -> {path: content}
+    desired: Mapping[str, Mapping[str, DesiredFile]],  # cluster id -> {path: file}
     desired_docs: Mapping[str, str],  # cluster id -> document _id, for rendered clusters
     failed: Iterable[Failed],
     disabled: Iterable[Disabled],
@@ -196,20 +208,21 @@ def make_plan(
 
 
 def _diff_cluster(
-    cid: str, want: Mapping[str, bytes], have: _RepoCluster, current: Mapping[str, CurrentFile]
+    cid: str, want: Mapping[str, DesiredFile], have: _RepoCluster,
+    current: Mapping[str, CurrentFile],
 ) -> tuple[list[FileChange], list[Problem]]:
     changes: list[FileChange] = []
     conflicts: list[Problem] = []
     for path in sorted(want):
-        content = want[path]
+        file = want[path]
         cur = current.get(path)
-        if cur is None:
-            changes.append(FileChange(path, "add", cid, content))
-        elif cur.header is None:
+        if cur is not None and cur.header is None:
             conflicts.append(Problem(cid, path, "exists and was not written by trinogen (no header); "
                                      "move it away so trinogen can manage it"))
-        elif cur.blob != blob_id(content):
-            changes.append(FileChange(path, "update", cid, content))
+        elif cur is None or cur.blob != file.blob:
+            if file.content is None:  # a cache hit is only used when the blobs match
+                raise AssertionError(f"{path}: no content for a changed file")
+            changes.append(FileChange(path, "update" if cur else "add", cid, file.content))
     for path in sorted(set(have.files) - set(want)):
         changes.append(FileChange(path, "delete", cid))
     return ([] if conflicts else changes), conflicts

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,8 +28,11 @@ from trinogen.model import (
     claimed_cluster_id,
     field_path,
 )
+from trinogen.cache import Entry as CacheEntry
+from trinogen.cache import RenderCache, document_key
 from trinogen.plan import (
     CurrentFile,
+    DesiredFile,
     Guards,
     Layout,
     Plan,
@@ -38,11 +42,15 @@ from trinogen.plan import (
     unified_diff,
 )
 from trinogen.render import (
+    HEAD_BYTES,
+    FileHeader,
     Renderer,
     RenderError,
     Resolved,
     SecretData,
+    helm_escape,
     parse_header,
+    prop_key,
     prop_value,
 )
 from trinogen.secrets import SecretUse
@@ -63,19 +71,21 @@ class Desired:
     """What the repository should hold for the documents read."""
 
     outcomes: list[Outcome]
-    clusters: dict[str, Cluster] = field(default_factory=dict)
-    files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # cluster -> path -> bytes
+    docs: dict[str, str] = field(default_factory=dict)  # rendered cluster -> document _id
+    files: dict[str, dict[str, DesiredFile]] = field(default_factory=dict)  # cluster -> path -> file
     failed: list[Failed] = field(default_factory=list)
     disabled: list[Disabled] = field(default_factory=list)
     extra: dict[str, bytes] = field(default_factory=dict)  # the app-of-apps
     vault_requests: int = 0
+    cache_hits: int = 0
     secret_texts: set[str] = field(default_factory=set)  # inline mode: values to mask
+    secret_keys: set[str] = field(default_factory=set)  # inline mode: properties holding secrets
     warnings: list[Problem] = field(default_factory=list)
 
     def render_hash(self, cluster_id: str) -> str:
         h = hashlib.sha256()
-        for path, content in sorted(self.files.get(cluster_id, {}).items()):
-            h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
+        for path, file in sorted(self.files.get(cluster_id, {}).items()):
+            h.update(f"{path}\0{file.blob}\n".encode())
         return h.hexdigest()[:16]
 
 
@@ -102,19 +112,48 @@ def build_desired(
     *,
     inline: bool = False,
     progress: Progress = _no_progress,
+    cache: RenderCache | None = None,
+    tree: Mapping[str, str] | None = None,
 ) -> Desired:
-    """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised."""
-    outcomes = classify_all(raws, settings)
+    """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
+
+    With a render cache and the repository's tree, documents whose rendered files are already
+    in the repository (same document bytes, same templates and settings, same secret versions)
+    are neither validated nor rendered again.
+    """
+    raws = list(raws)
+    hits = _cache_hits(raws, renderer, cache, tree) if cache is not None and not inline else {}
+    misses = [r for r in raws if r.doc_id not in hits]
+    outcomes = classify_all(misses, settings)
     sorted_out = Classified.of(outcomes)
+    clusters = sorted_out.clusters
     desired = Desired(outcomes=outcomes, disabled=sorted_out.disabled, failed=list(sorted_out.failed))
-    for cluster in sorted_out.clusters:
+    paths = {u.ref.secret_path for c in clusters for u in c.secret_uses}
+    paths |= {p for _, _, entry in hits.values() for p in entry.versions}
+    resolved, path_errors, desired.vault_requests = _read_secrets(
+        sorted(paths), settings, reader_factory, inline=inline)
+    versions = {p: d.version for p, d in resolved.items()}
+    for doc_id, (raw, _, entry) in list(hits.items()):
+        if any(p in path_errors or versions.get(p) != v for p, v in entry.versions.items()):
+            del hits[doc_id]  # a secret rotated (or vanished): render this one again
+            outcome = classify_all([raw], settings)[0]
+            desired.outcomes.append(outcome)
+            if isinstance(outcome, Cluster):
+                clusters.append(outcome)
+            elif isinstance(outcome, Failed):
+                desired.failed.append(outcome)
+    for raw, key, entry in hits.values():
+        desired.docs[entry.cluster_id] = raw.doc_id
+        desired.files[entry.cluster_id] = {p: DesiredFile(b, None) for p, b in entry.files.items()}
+        desired.warnings.extend(Problem(*w) for w in entry.warnings)
+        if cache is not None:
+            cache.keep(key, entry)
+    desired.cache_hits = len(hits)
+    secret_problems = _secret_problems(clusters, resolved, path_errors)
+    total = len(clusters)
+    keys = {r.doc_id: r for r in raws}
+    for i, cluster in enumerate(clusters, 1):
         desired.warnings.extend(cluster.warnings)
-    resolved, secret_problems, requests = resolve_secrets(
-        sorted_out.clusters, settings, reader_factory, inline=inline
-    )
-    desired.vault_requests = requests
-    total = len(sorted_out.clusters)
-    for i, cluster in enumerate(sorted_out.clusters, 1):
         problems = secret_problems.get(cluster.cluster_id)
         if problems:
             desired.failed.append(Failed(cluster.doc_id, cluster.cluster_id, tuple(problems), "secrets"))
@@ -125,15 +164,61 @@ def build_desired(
             desired.failed.append(Failed(cluster.doc_id, cluster.cluster_id,
                                          (Problem(cluster.cluster_id, "", str(e)),), "render"))
             continue
-        desired.clusters[cluster.cluster_id] = cluster
-        desired.files[cluster.cluster_id] = files
+        desired.docs[cluster.cluster_id] = cluster.doc_id
+        desired.files[cluster.cluster_id] = {p: DesiredFile.of(c) for p, c in files.items()}
+        key = _key(keys[cluster.doc_id], renderer) if cluster.doc_id in keys else None
+        if cache is not None and not inline and key:
+            used = {u.ref.secret_path for u in cluster.secret_uses}
+            cache.keep(key, CacheEntry(
+                cluster_id=cluster.cluster_id, doc_id=cluster.doc_id,
+                files={p: f.blob for p, f in desired.files[cluster.cluster_id].items()},
+                versions={p: versions.get(p) for p in sorted(used)},
+                warnings=tuple((w.cluster, w.field, w.message) for w in cluster.warnings),
+            ))
         if i % 200 == 0 or i == total:
             progress("render", i, total)
     if inline:
         for data in resolved.values():
             desired.secret_texts.update(v.reveal() for v in data.values.values())
+        for c in clusters:
+            desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
+                                       if any(isinstance(s, SecretUse) for s in segs))
     desired.extra = renderer.render_root_app()
     return desired
+
+
+def _key(raw: RawDocument, renderer: Renderer) -> str | None:
+    return document_key(raw.body, renderer.fingerprint) if isinstance(raw.body, Mapping) else None
+
+
+def _cache_hits(
+    raws: list[RawDocument], renderer: Renderer, cache: RenderCache, tree: Mapping[str, str] | None
+) -> dict[str, tuple[RawDocument, str, CacheEntry]]:
+    """Documents whose cached output is exactly what the repository holds now.
+
+    Documents sharing a clusterId with another enabled document are never hits: they must be
+    validated together to be reported as duplicates.
+    """
+    if tree is None:
+        return {}
+    claims: dict[str, int] = {}
+    for raw in raws:
+        if isinstance(raw.body, Mapping) and raw.body.get("enabled") is not False:
+            cid = claimed_cluster_id(raw)
+            if cid:
+                claims[cid] = claims.get(cid, 0) + 1
+    hits: dict[str, tuple[RawDocument, str, CacheEntry]] = {}
+    for raw in raws:
+        key = _key(raw, renderer)
+        entry = cache.get(key) if key else None
+        if (
+            entry is not None
+            and entry.doc_id == raw.doc_id
+            and claims.get(entry.cluster_id) == 1
+            and all(tree.get(p) == b for p, b in entry.files.items())
+        ):
+            hits[raw.doc_id] = (raw, key, entry)
+    return hits
 
 
 def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
@@ -144,18 +229,18 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
                     yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
 
 
-def resolve_secrets(
-    clusters: list[Cluster],
+def _read_secrets(
+    paths: list[str],
     settings: Settings,
     reader_factory: ReaderFactory | None,
     *,
     inline: bool = False,
-) -> tuple[Resolved, dict[str, list[Problem]], int]:
-    """Read each distinct Vault path once; problems with a path fail only the clusters using it.
+) -> tuple[dict[str, SecretData], dict[str, str], int]:
+    """Read each distinct Vault path once: (data by path, problem by path, requests made).
 
-    Vault being down or refusing the login raises (the whole run fails before any commit).
+    Vault being down or refusing the login raises (the whole run fails before any commit); a
+    missing or forbidden path is returned as a problem that fails only the clusters using it.
     """
-    paths = sorted({u.ref.secret_path for c in clusters for u in c.secret_uses})
     if not paths or (not settings.secrets.check and not inline):
         return {}, {}, 0
     if reader_factory is None:
@@ -164,13 +249,22 @@ def resolve_secrets(
 
     reader = reader_factory()
     resolved: dict[str, SecretData] = {}
-    path_errors: dict[str, str] = {}
+    errors: dict[str, str] = {}
     for path in paths:
         try:
             resolved[path] = reader.read(path)
         except SecretProblem as e:
-            path_errors[path] = str(e)
+            errors[path] = str(e)
+    return resolved, errors, int(reader.requests)
+
+
+def _secret_problems(
+    clusters: Iterable[Cluster], resolved: Resolved, path_errors: Mapping[str, str]
+) -> dict[str, list[Problem]]:
+    """Per cluster: placeholders whose Vault path failed or lacks the key."""
     problems: dict[str, list[Problem]] = {}
+    if not resolved and not path_errors:
+        return problems  # nothing was read (reference checks off)
     for cluster in clusters:
         for where, use in _uses_with_fields(cluster):
             path = use.ref.secret_path
@@ -182,7 +276,20 @@ def resolve_secrets(
             else:
                 continue
             problems.setdefault(cluster.cluster_id, []).append(Problem(cluster.cluster_id, where, msg))
-    return resolved, problems, reader.requests
+    return problems
+
+
+def resolve_secrets(
+    clusters: list[Cluster],
+    settings: Settings,
+    reader_factory: ReaderFactory | None,
+    *,
+    inline: bool = False,
+) -> tuple[Resolved, dict[str, list[Problem]], int]:
+    """Read every path the clusters use once; problems fail only the clusters using the path."""
+    paths = sorted({u.ref.secret_path for c in clusters for u in c.secret_uses})
+    resolved, errors, requests = _read_secrets(paths, settings, reader_factory, inline=inline)
+    return resolved, _secret_problems(clusters, resolved, errors), requests
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -280,7 +387,8 @@ def render(
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
     from trinogen.gitops import write_tree
 
-    written = write_tree(out_dir, desired.files, desired.extra, _layout(settings),
+    contents = {cid: {p: f.content or b"" for p, f in files.items()} for cid, files in desired.files.items()}
+    written = write_tree(out_dir, contents, desired.extra, _layout(settings),
                          prune_stale=not wanted)
     report = Report("render", failed=desired.failed, warnings=desired.warnings,
                     rendered=sorted(desired.files), out_dir=str(out_dir),
@@ -333,8 +441,9 @@ def sync(
         tree = repo.tree(layout)
         raws, targets = _read(source, options, tree, repo, layout)
         progress("read", len(raws), len(raws))
+        cache = repo.render_cache(renderer.fingerprint)
         desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
-                                progress=progress)
+                                progress=progress, cache=cache, tree=tree)
         attempts = 0
         written = 0
         while True:
@@ -342,7 +451,7 @@ def sync(
                 layout=layout,
                 current=_current(tree, desired, repo),
                 desired=desired.files,
-                desired_docs={cid: c.doc_id for cid, c in desired.clusters.items()},
+                desired_docs=desired.docs,
                 failed=desired.failed,
                 disabled=desired.disabled,
                 guards=Guards(
@@ -361,7 +470,7 @@ def sync(
                 report.failed = desired.failed
                 raise SafetyRefusal(plan.refusal)
             if options.dry_run:
-                report.diff = unified_diff(plan, repo.read, _masker(desired.secret_texts))
+                report.diff = unified_diff(plan, repo.read, _masker(desired.secret_texts, desired.secret_keys))
                 break
             if plan.empty:
                 break
@@ -387,6 +496,8 @@ def sync(
                      outcome.summary, attempts + 1)
             repo.refresh()
             tree = repo.tree(layout)
+        if cache is not None:
+            cache.save()
     report.failed = desired.failed + _plan_failures(plan)
     report.warnings = desired.warnings
     report.disabled = [d.cluster_id or d.doc_id for d in desired.disabled]
@@ -394,7 +505,8 @@ def sync(
         report.stats["statusWrites"] = _write_status(source, desired, plan, report.commit or repo.head_commit())
     report.stats.update({
         "documents": len(raws),
-        "clustersRendered": len(desired.files),
+        "clustersRendered": len(desired.files) - desired.cache_hits,
+        "cacheHits": desired.cache_hits,
         "filesChanged": len(plan.files),
         "filesWritten": written,
         "commits": 1 if report.pushed else 0,
@@ -421,13 +533,18 @@ def _checkpoint(name: str) -> None:
 
 def _current(tree: Mapping[str, str], desired: Desired, repo: Any) -> dict[str, CurrentFile]:
     """The repository's files with their headers; only files unlike any desired one are read."""
-    known: dict[str, bytes] = {}
-    for files in (*desired.files.values(), desired.extra):
-        for content in files.values():
-            known[blob_id(content)] = content
+    known: dict[str, FileHeader | None] = {}
+    for cid, files in desired.files.items():
+        for file in files.values():
+            if file.content is None:  # a cache hit: its blob carries this cluster's header
+                known[file.blob] = FileHeader(cid, desired.docs[cid])
+            else:
+                known[file.blob] = parse_header(file.content[:HEAD_BYTES])
+    for content in desired.extra.values():
+        known[blob_id(content)] = parse_header(content[:HEAD_BYTES])
     heads = repo.heads(b for b in tree.values() if b not in known)
     return {
-        path: CurrentFile(blob, parse_header((known.get(blob) or heads.get(blob, b""))[:512]))
+        path: CurrentFile(blob, known[blob] if blob in known else parse_header(heads.get(blob, b"")))
         for path, blob in tree.items()
     }
 
@@ -497,15 +614,22 @@ def _plan_failures(plan: Plan) -> list[Failed]:
     return [Failed(docs.get(cid) or "", cid, tuple(ps), "plan") for cid, ps in sorted(by_cluster.items())]
 
 
-def _masker(secrets: set[str]) -> Callable[[str], str]:
-    forms = sorted({form for s in secrets if s for form in (s, prop_value(s))}, key=len, reverse=True)
-    if not forms:
+def _masker(secrets: set[str], keys: Iterable[str] = ()) -> Callable[[str], str]:
+    # Every form a value takes in a rendered file: as is, Properties-escaped, and Helm-escaped
+    # inside values.yaml's catalogs ({{ -> {{"{{"}}).
+    forms = sorted({f for s in secrets if s for f in (s, prop_value(s), helm_escape(prop_value(s)))},
+                   key=len, reverse=True)
+    # Whole lines of secret-bearing properties too: the old side of a diff holds values from
+    # before a rotation, which this run never read.
+    names = "|".join(re.escape(prop_key(k)) for k in sorted(set(keys)))
+    line = re.compile(rf"^(\s*(?:{names})=).*$", re.MULTILINE) if names else None
+    if not forms and line is None:
         return lambda text: text
 
     def mask(text: str) -> str:
         for form in forms:
             text = text.replace(form, "***")
-        return text
+        return line.sub(r"\g<1>***", text) if line is not None else text
 
     return mask
 

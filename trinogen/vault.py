@@ -2,12 +2,15 @@
 
 `connect()` builds the client and logs in before the run starts, so a Vault that is down or a
 token that is wrong fails the run before anything is written. `VaultReader.read()` reads one KV
-path (each distinct path once per run); per-path problems (missing, forbidden) fail only the
-clusters that use the path.
+path (each distinct path once per reader, i.e. once per run); per-path problems (missing,
+forbidden) fail only the clusters that use the path.
+
+Secret values leave this module only inside `Secret`; messages name paths, never values.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +22,12 @@ from trinogen.secrets import Secret
 from trinogen.settings import VaultSettings
 
 log = logging.getLogger(__name__)
+
+# Retried (bounded, with backoff) before the run gives up: Vault overloaded, sealed, behind a
+# proxy that failed, or rate-limiting us.
+_RETRY_STATUSES = (429, 500, 502, 503, 504)
+_BACKOFF_FACTOR = 0.3
+_BACKOFF_MAX = 5.0
 
 
 class SecretProblem(Exception):
@@ -34,16 +43,35 @@ class SecretForbidden(SecretProblem):
 
 
 class VaultReader:
-    """Reads KV secrets with an authenticated client; counts requests."""
+    """Reads KV secrets with an authenticated client; each path once; counts requests."""
 
     def __init__(self, client: Any, settings: VaultSettings, kv_version: int) -> None:
         self.client = client
         self.settings = settings
         self.kv_version = kv_version
-        self.requests = 0
+        self.requests = 0  # KV reads sent to Vault (the run's stats.vaultRequests)
+        self._cache: dict[str, SecretData | SecretProblem] = {}
 
     def read(self, secret_path: str) -> SecretData:
-        """Read `<mount>/<path>`: its values (masked) and, for KV v2, its current version."""
+        """Read `<mount>/<path>`: its values (masked) and, for KV v2, its current version.
+
+        Raises SecretProblem (this path only) or VaultUnavailable (the whole run). A path read
+        before, successfully or not, is answered from this reader's cache.
+        """
+        cached = self._cache.get(secret_path)
+        if isinstance(cached, SecretProblem):
+            raise cached
+        if cached is not None:
+            return cached
+        try:
+            data = self._fetch(secret_path)
+        except SecretProblem as e:
+            self._cache[secret_path] = e
+            raise
+        self._cache[secret_path] = data
+        return data
+
+    def _fetch(self, secret_path: str) -> SecretData:
         import hvac.exceptions as hx
         import requests
 
@@ -51,34 +79,59 @@ class VaultReader:
         self.requests += 1
         try:
             if self.kv_version == 2:
-                resp = self.client.secrets.kv.v2.read_secret_version(
-                    path=path, mount_point=mount, raise_on_deleted_version=True
-                )
-                data = resp["data"]["data"] or {}
-                version = resp["data"]["metadata"].get("version")
+                raw, version = _kv2(self.client, mount, path)
             else:
-                resp = self.client.secrets.kv.v1.read_secret(path=path, mount_point=mount)
-                data, version = resp["data"] or {}, None
+                raw, version = _kv1(self.client, mount, path)
         except hx.InvalidPath as e:
-            raise SecretNotFound(f"Vault has no secret at {secret_path}") from e
+            raise SecretNotFound(
+                f"Vault has no secret at {secret_path} (or its current version is deleted)"
+            ) from e
         except hx.Forbidden as e:
             raise SecretForbidden(
-                f"Vault denied reading {secret_path} (403): the token's policy does not allow it"
+                f"Vault denied reading {secret_path} (403): trinogen's token policy does not "
+                "allow it"
             ) from e
-        except (hx.VaultDown, hx.InternalServerError, hx.BadGateway) as e:
-            raise VaultUnavailable(f"Vault at {self.settings.addr} failed while reading "
-                                   f"{secret_path}: {type(e).__name__}") from e
+        except (hx.VaultDown, hx.InternalServerError, hx.BadGateway, hx.RateLimitExceeded,
+                hx.VaultNotInitialized, hx.UnexpectedError) as e:
+            raise VaultUnavailable(
+                f"Vault at {self.settings.addr} failed while reading {secret_path} "
+                f"({type(e).__name__}, after {self.settings.retries} retries); nothing was "
+                "written, run again when Vault is healthy"
+            ) from e
         except hx.VaultError as e:
             raise SecretProblem(f"Vault refused reading {secret_path}: {type(e).__name__}") from e
         except requests.exceptions.RequestException as e:
-            raise VaultUnavailable(f"Vault at {self.settings.addr} is unreachable or too slow "
-                                   f"while reading {secret_path}: {type(e).__name__}") from e
-        values = {}
-        for key, value in data.items():
-            if isinstance(value, (dict, list)) or value is None:
-                continue  # not usable as an environment variable; reported as a missing key
-            values[str(key)] = Secret(value if isinstance(value, str) else str(value))
-        return SecretData(version=int(version) if version is not None else None, values=values)
+            raise VaultUnavailable(
+                f"Vault at {self.settings.addr} failed while reading {secret_path}: "
+                f"{_describe(e, self.settings)}; nothing was written"
+            ) from e
+        return SecretData(version=version, values=_mask(raw))
+
+
+def _kv2(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
+    resp = client.secrets.kv.v2.read_secret_version(
+        path=path, mount_point=mount, raise_on_deleted_version=True
+    )
+    body = resp.get("data") or {}
+    version = (body.get("metadata") or {}).get("version")
+    return body.get("data") or {}, int(version) if version is not None else None
+
+
+def _kv1(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
+    resp = client.secrets.kv.v1.read_secret(path=path, mount_point=mount)
+    return resp.get("data") or {}, None
+
+
+def _mask(raw: Mapping[str, Any]) -> dict[str, Secret]:
+    """Usable values as Secrets; nested or null values are left out (reported as a missing key)."""
+    values: dict[str, Secret] = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            values[str(key)] = Secret(value)
+        elif isinstance(value, (bool, int, float)):
+            # What External Secrets Operator makes of a non-string property: its JSON text.
+            values[str(key)] = Secret(json.dumps(value))
+    return values
 
 
 def connect(settings: VaultSettings, kv_version: int, environ: Mapping[str, str]) -> VaultReader:
@@ -86,21 +139,20 @@ def connect(settings: VaultSettings, kv_version: int, environ: Mapping[str, str]
     import hvac
     import hvac.exceptions as hx
     import requests
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
 
     if not settings.addr:
         raise ConfigError("secrets need Vault: set VAULT_ADDR (or vault.addr), or set "
                           "secrets.check: false to write references without checking them")
-    session = requests.Session()
-    retry = Retry(total=settings.retries, connect=settings.retries, read=settings.retries,
-                  backoff_factor=0.3, status_forcelist=(500, 502, 503, 504),
-                  allowed_methods=None, raise_on_status=False)
-    session.mount("http://", HTTPAdapter(max_retries=retry))
-    session.mount("https://", HTTPAdapter(max_retries=retry))
+    if kv_version not in (1, 2):
+        raise ConfigError(f"secrets.kv_version is {kv_version!r}; choose 1 or 2")
     verify: bool | str = settings.cacert if settings.cacert else settings.verify
-    client = hvac.Client(url=settings.addr, namespace=settings.namespace, verify=verify,
-                         timeout=settings.timeout, session=session)
+    if verify is False:
+        log.warning("vault.verify is false: Vault's TLS certificate is not checked")
+    # token="" and an explicit verify: hvac would otherwise read VAULT_TOKEN, ~/.vault-token and
+    # VAULT_CACERT from the process behind our back; `environ` is the only input.
+    client = hvac.Client(url=settings.addr, token="", namespace=settings.namespace or None,
+                         verify=verify, timeout=settings.timeout,
+                         session=_session(settings, verify))
     try:
         _login(client, settings, environ)
         client.auth.token.lookup_self()
@@ -110,45 +162,110 @@ def connect(settings: VaultSettings, kv_version: int, environ: Mapping[str, str]
             f"{_first_error(e)}; check the credentials"
         ) from e
     except hx.VaultError as e:
-        raise VaultUnavailable(f"Vault at {settings.addr} failed at login: {type(e).__name__}") from e
+        raise VaultUnavailable(
+            f"Vault at {settings.addr} failed at login: {type(e).__name__}; nothing was written"
+        ) from e
     except requests.exceptions.RequestException as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} is unreachable ({type(e).__name__}); check VAULT_ADDR and "
-            "the network"
+            f"Vault at {settings.addr} could not be used: {_describe(e, settings)}; nothing was "
+            "written"
         ) from e
     return VaultReader(client, settings, kv_version)
 
 
+def _session(settings: VaultSettings, verify: bool | str) -> Any:
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    retry = Retry(
+        total=settings.retries, connect=settings.retries, read=settings.retries,
+        status=settings.retries, other=0, backoff_factor=_BACKOFF_FACTOR,
+        backoff_max=_BACKOFF_MAX, status_forcelist=_RETRY_STATUSES,
+        allowed_methods=None,  # Vault reads, logins and lookups are all safe to repeat
+        raise_on_status=False,  # the last answer reaches hvac, which raises its typed error
+        respect_retry_after_header=False,  # keep the total wait bounded by our own backoff
+    )
+    session = requests.Session()
+    # hvac uses a given session's `verify` instead of its own argument whenever it is truthy,
+    # and a new Session says True: without this, VAULT_CACERT would be silently ignored.
+    session.verify = verify
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
 def _login(client: Any, s: VaultSettings, environ: Mapping[str, str]) -> None:
     if s.auth_method == "token":
-        token = environ.get("VAULT_TOKEN") or _read_file(s.token_file)
+        token = environ.get("VAULT_TOKEN") or _read_file(s.token_file, "vault.token_file")
         if not token:
             raise ConfigError(f"Vault token auth: set VAULT_TOKEN or write the token to {s.token_file}")
         client.token = token.strip()
     elif s.auth_method == "approle":
         role_id = s.role_id or environ.get("TRINOGEN_VAULT_ROLE_ID")
-        secret_id = environ.get("TRINOGEN_VAULT_SECRET_ID") or _read_file(s.secret_id_file)
+        secret_id = environ.get("TRINOGEN_VAULT_SECRET_ID") or _read_file(
+            s.secret_id_file, "vault.secret_id_file")
         if not role_id or not secret_id:
             raise ConfigError("Vault AppRole auth: set vault.role_id (or TRINOGEN_VAULT_ROLE_ID) and "
                               "TRINOGEN_VAULT_SECRET_ID (or vault.secret_id_file)")
         client.auth.approle.login(role_id=role_id, secret_id=secret_id.strip(),
                                   mount_point=s.approle_mount)
     elif s.auth_method == "kubernetes":
-        jwt = _read_file(s.kubernetes_jwt_file)
+        jwt = _read_file(s.kubernetes_jwt_file, "vault.kubernetes_jwt_file")
         if not s.kubernetes_role or not jwt:
             raise ConfigError("Vault Kubernetes auth: set vault.kubernetes_role and mount the "
                               f"service-account token at {s.kubernetes_jwt_file}")
         client.auth.kubernetes.login(role=s.kubernetes_role, jwt=jwt.strip(),
                                      mount_point=s.kubernetes_mount)
+    else:
+        raise ConfigError(f"vault.auth_method {s.auth_method!r}: choose token, approle or kubernetes")
 
 
-def _read_file(path: str | None) -> str | None:
+def _read_file(path: str | None, setting: str) -> str | None:
+    """A credential file's content; None when it does not exist. Unreadable is a ConfigError."""
     if not path:
         return None
+    p = Path(path).expanduser()
     try:
-        return Path(path).expanduser().read_text(encoding="utf-8").strip() or None
-    except OSError:
+        return p.read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or type(e).__name__
+        raise ConfigError(f"{setting} {p}: cannot read it ({reason})") from None
+
+
+def _describe(e: BaseException, s: VaultSettings) -> str:
+    """What went wrong talking to Vault, and what to check; never the response body."""
+    import requests
+
+    chain: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__ or _reason(cur)
+    names = {type(x).__name__ for x in chain}
+    tries = f"{s.retries + 1} attempts"
+    if isinstance(e, requests.exceptions.SSLError) or "SSLError" in names:
+        return ("TLS verification failed; set VAULT_CACERT (vault.cacert) to the CA that signed "
+                "Vault's certificate")
+    if isinstance(e, requests.exceptions.Timeout) or names & {"ReadTimeoutError", "ReadTimeout",
+                                                               "ConnectTimeoutError", "TimeoutError"}:
+        return f"no answer within vault.timeout={s.timeout:g}s ({tries}); check Vault's health"
+    if isinstance(e, requests.exceptions.ConnectionError):
+        return f"unreachable ({tries}); check VAULT_ADDR and the network"
+    return type(e).__name__
+
+
+def _reason(e: BaseException) -> BaseException | None:
+    # requests wraps urllib3's MaxRetryError in args[0]; its `.reason` is the last failure.
+    for arg in getattr(e, "args", ()):
+        reason = getattr(arg, "reason", None)
+        if isinstance(reason, BaseException):
+            return reason
+        if isinstance(arg, BaseException):
+            return arg
+    return None
 
 
 def _first_error(e: Exception) -> str:

@@ -59,6 +59,10 @@ class GitUnavailable(UnavailableError):
     """The git remote or the working copy could not be used."""
 
 
+class LeaseLost(UnavailableError):
+    """Another watch replica holds the lease now; this one must not push or save a token."""
+
+
 class Interrupted(TrinogenError):
     """The run was asked to stop (SIGTERM/SIGINT) before it committed anything."""
 

@@ -381,7 +381,7 @@ def render(
     started = time.monotonic()
     wanted = set(clusters)
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
-    desired = build_desired(settings, raws, Renderer(_require_repo_url(settings)), reader_factory,
+    desired = build_desired(settings, raws, Renderer(require_repo_url(settings)), reader_factory,
                             inline=inline, progress=progress)
     if wanted:
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
@@ -432,7 +432,8 @@ def sync(
 ) -> Report:
     """Plan the repository against the documents, then commit and push the difference once."""
     started = time.monotonic()
-    renderer = renderer or Renderer(_require_repo_url(settings))
+    renderer = renderer or Renderer(settings)
+    require_repo_url(settings)
     layout = _layout(settings)
     report = Report("sync", dry_run=options.dry_run)
     with repo.locked():
@@ -639,7 +640,7 @@ def _layout(settings: Settings) -> Layout:
     return Layout(o.clusters_dir, o.applications_dir, o.root_app)
 
 
-def _require_repo_url(settings: Settings) -> Settings:
+def require_repo_url(settings: Settings) -> Settings:
     if not settings.repo_url:
         raise ConfigError(
             "the Argo CD Applications need the GitOps repository's URL: set git.remote "

@@ -377,6 +377,23 @@ def _check(s: Settings) -> None:
         if value not in allowed:
             choices = ", ".join(str(a) for a in allowed)
             raise ConfigError(f"setting {section}.{key} is {value!r}; choose one of: {choices}")
+    w = s.watch
+    for ok, rule in (
+        (w.debounce_seconds >= 0, "watch.debounce_seconds must be >= 0"),
+        (w.max_batch >= 1, "watch.max_batch must be >= 1"),
+        (w.max_wait_seconds >= w.debounce_seconds,
+         "watch.max_wait_seconds must be >= watch.debounce_seconds"),
+        (1 <= w.max_await_ms <= 1000, "watch.max_await_ms must be between 1 and 1000"),
+        (w.lease_seconds > 0, "watch.lease_seconds must be > 0"),
+        (w.reconcile_seconds > 0, "watch.reconcile_seconds must be > 0"),
+        (w.max_reconnects >= 0, "watch.max_reconnects must be >= 0"),
+        (all(p is None or 0 <= p <= 65535 for p in (w.health_port, w.metrics_port)),
+         "watch.health_port and watch.metrics_port must be between 0 and 65535"),
+        (s.git.push_retries >= 0 and s.git.timeout > 0 and s.git.lock_timeout >= 0,
+         "git.push_retries, git.timeout and git.lock_timeout must not be negative"),
+    ):
+        if not ok:
+            raise ConfigError(f"setting {rule}")
     if not 0 <= s.sync.max_prune_share <= 1:
         raise ConfigError("setting sync.max_prune_share must be between 0 and 1")
     for name in (s.output.clusters_dir, s.output.applications_dir):

@@ -379,6 +379,11 @@ class Renderer:
                     )
                 )
             app_path = str(PurePosixPath(s.output.applications_dir) / f"{cluster.cluster_id}.yaml")
+            # Argo CD takes a server XOR a name: a document's choice replaces the default pair.
+            if cluster.destination_name or cluster.destination_server:
+                destination = (cluster.destination_name, cluster.destination_server)
+            else:
+                destination = (s.argocd.destination_name, s.argocd.destination_server)
             files[app_path] = _bytes(
                 self.template("application.yaml.j2").render(
                     header=Safe(head),
@@ -390,8 +395,8 @@ class Renderer:
                     target_revision=s.target_revision,
                     values_file=f"$values/{values_path}",
                     secrets_path=secrets_path,
-                    destination_name=cluster.destination_name or s.argocd.destination_name,
-                    destination_server=cluster.destination_server or s.argocd.destination_server,
+                    destination_name=destination[0],
+                    destination_server=destination[1],
                     worker_deployment=chart_worker_name(cluster.cluster_id, s.chart.name),
                 )
             )

@@ -93,13 +93,16 @@ class RenderCache:
         self.used[key] = entry
 
     def save(self) -> None:
+        """Write the entries of this run, unless they are exactly what was loaded."""
+        if self.used == self.entries:
+            return
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
                 "entries": {k: e.to_json() for k, e in sorted(self.used.items())}}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, separators=(",", ":"))
+            with os.fdopen(fd, "wb") as f:
+                f.write(json.dumps(data, separators=(",", ":")).encode())
             os.replace(tmp, self.path)
         except OSError as e:  # a cache that cannot be written only costs time next run
             log.warning("could not write the render cache %s: %s", self.path, e)

@@ -579,6 +579,8 @@ def _read(
 
 def _write_status(source: Any, desired: Desired, plan: Plan, commit: str | None) -> int:
     """Record per cluster: last synced commit, time, render hash, last error (batched)."""
+    if getattr(source, "ephemeral", False):
+        return 0
     now = datetime.now(timezone.utc).replace(microsecond=0)
     previous = source.read_status()
     records: dict[str, dict[str, Any]] = {}

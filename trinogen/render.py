@@ -7,6 +7,7 @@ Every rendered YAML file is parsed back as a self-check.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -87,6 +88,7 @@ def yaml_scalar(value: Any) -> str:
     raise TypeError(f"cannot emit {type(value).__name__} as YAML")
 
 
+@functools.lru_cache(maxsize=8192)
 def _yaml_str(s: str) -> str:
     # Plain when unambiguous (letters, digits, "_-./", not a number, bool or null look-alike);
     # otherwise double-quoted with JSON escapes, which YAML reads the same way for ASCII.
@@ -175,11 +177,18 @@ def _prop_escape(text: str, *, key: bool) -> str:
 
 
 def prop_key(text: str) -> str:
+    if text.isascii() and text.isprintable() and not _KEY_SPECIAL.intersection(text) and text[:1] not in "#!":
+        return text  # nothing to escape (the common case)
     return _prop_escape(text, key=True)
 
 
 def prop_value(text: str) -> str:
+    if text.isascii() and text.isprintable() and "\\" not in text and text[:1] not in " #!":
+        return text  # nothing to escape (the common case)
     return _prop_escape(text, key=False)
+
+
+_KEY_SPECIAL = frozenset(" =:\\")
 
 
 def helm_escape(text: str) -> str:
@@ -402,9 +411,7 @@ class Renderer:
             )
         except jinja2.TemplateError as e:
             raise RenderError(_template_error(e)) from e
-        for path, content in files.items():
-            if path.endswith(".yaml"):
-                check_yaml(path, content)
+        check_yaml({p: c for p, c in files.items() if p.endswith(".yaml")})
         return files
 
     def render_root_app(self) -> dict[str, bytes]:
@@ -426,7 +433,7 @@ class Renderer:
         except jinja2.TemplateError as e:
             raise RenderError(_template_error(e)) from e
         content = _bytes(text)
-        check_yaml(s.output.root_app, content)
+        check_yaml({s.output.root_app: content})
         return {s.output.root_app: content}
 
 
@@ -473,18 +480,26 @@ def _template_error(e: Exception) -> str:
     return f"template {where}{e}"
 
 
-def check_yaml(path: str, content: bytes) -> None:
-    """Parse a rendered YAML file back; a failure is a template bug, reported as RenderError.
+def check_yaml(files: Mapping[str, bytes]) -> None:
+    """Parse rendered YAML files back; a failure is a template bug, reported as RenderError.
 
-    libyaml parses and composes the whole document (syntax, structure, tags); building Python
-    objects from it would add nothing to the check and cost most of the time.
+    libyaml's parser reads every file completely (all of one cluster's files in one stream,
+    each a document of its own); events are enough to prove the text is well-formed YAML.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(content)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    stream = b"".join(b"---\n" + content + (b"" if content.endswith(b"\n") else b"\n")
+                      for content in files.values())
     try:
-        loader.get_single_node()
-    except yaml.YAMLError as e:
-        raise RenderError(f"{path} is not valid YAML after rendering (a template bug): {e}") from e
-    finally:
-        loader.dispose()
+        for _ in yaml.parse(stream, Loader=loader):
+            pass
+    except yaml.YAMLError:
+        for path, content in files.items():  # find the file to blame
+            try:
+                for _ in yaml.parse(content, Loader=loader):
+                    pass
+            except yaml.YAMLError as e:
+                raise RenderError(f"{path} is not valid YAML after rendering (a template bug): "
+                                  f"{e}") from e
+        raise

@@ -39,9 +39,12 @@ def parse_doc_key(key: str) -> Any:
 class Source:
     """The cluster collection and trinogen's own collections next to it."""
 
-    def __init__(self, client: Any, settings: MongoSettings) -> None:
+    def __init__(self, client: Any, settings: MongoSettings, *, ephemeral: bool = False) -> None:
         self.client = client
         self.settings = settings
+        # The embedded database lives as long as the process: status records written there
+        # could never be read, so they are not written.
+        self.ephemeral = ephemeral
         db = client[settings.database]
         self.db = db
         self.collection = db[settings.collection]
@@ -97,7 +100,7 @@ class Source:
         from pymongo.errors import PyMongoError
 
         ids = sorted(set(records) | set(removed))
-        if not ids:
+        if not ids or self.ephemeral:
             return 0
         try:
             self.status.delete_many({"_id": {"$in": ids}})
@@ -113,7 +116,7 @@ def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
     if uri.startswith("mongomock://"):
-        return Source(_embedded(settings), settings)
+        return Source(_embedded(settings), settings, ephemeral=True)
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 

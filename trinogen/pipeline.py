@@ -279,19 +279,6 @@ def _secret_problems(
     return problems
 
 
-def resolve_secrets(
-    clusters: list[Cluster],
-    settings: Settings,
-    reader_factory: ReaderFactory | None,
-    *,
-    inline: bool = False,
-) -> tuple[Resolved, dict[str, list[Problem]], int]:
-    """Read every path the clusters use once; problems fail only the clusters using the path."""
-    paths = sorted({u.ref.secret_path for c in clusters for u in c.secret_uses})
-    resolved, errors, requests = _read_secrets(paths, settings, reader_factory, inline=inline)
-    return resolved, _secret_problems(clusters, resolved, errors), requests
-
-
 # --- commands ------------------------------------------------------------------------------
 
 

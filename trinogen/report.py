@@ -7,6 +7,9 @@ import logging
 from typing import Any
 
 
+LIST_LIMIT = 25  # clusters listed per action in text output
+
+
 def _style(text: str, color: str | None, enabled: bool) -> str:
     if not enabled or color is None:
         return text
@@ -50,9 +53,13 @@ def format_text(report: Any, *, color: bool = False) -> str:
             tail = "nothing to commit"
         lines.append(f"trinogen {report.command}: {head}; {tail}")
         for action, word in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
-            for c in plan.by_action(action):
+            changes = plan.by_action(action)
+            for c in changes[:LIST_LIMIT]:
                 why = f" ({c.reason})" if c.reason else ""
                 lines.append(f"  {word:8} {c.cluster_id}{why}")
+            if len(changes) > LIST_LIMIT:
+                lines.append(f"  {word:8} ... and {len(changes) - LIST_LIMIT} more "
+                             "(--output json lists all)")
     else:
         what = "valid" if report.command == "validate" else "rendered"
         lines.append(f"trinogen {report.command}: {len(report.rendered)} {what}, "

@@ -46,7 +46,7 @@ class Entry:
             files={str(k): str(v) for k, v in data["files"].items()},
             versions={str(k): (int(v) if v is not None else None)
                       for k, v in data.get("versions", {}).items()},
-            warnings=tuple(tuple(w) for w in data.get("warnings", ())),  # type: ignore[misc]
+            warnings=tuple((str(w[0]), str(w[1]), str(w[2])) for w in data.get("warnings", ())),
         )
 
 

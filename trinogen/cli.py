@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -30,12 +30,12 @@ log = logging.getLogger("trinogen")
 
 
 ConfigOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--config", "-c", envvar="TRINOGEN_CONFIG", help="Settings file (YAML).",
                  show_envvar=True),
 ]
 SetOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--set", metavar="SECTION.KEY=VALUE",
                  help="Override one setting (repeatable); wins over env and file."),
 ]
@@ -43,7 +43,7 @@ OutputOpt = Annotated[
     str, typer.Option("--output", "-o", help="text for people, json for machines (schemaVersion 1).")
 ]
 ClusterOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--cluster", help="Only this clusterId (repeatable)."),
 ]
 InlineOpt = Annotated[
@@ -130,12 +130,12 @@ def sync(
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Allow pruning everything when the source is empty.")] = False,
     allow_mass_prune: Annotated[bool, typer.Option("--allow-mass-prune", help="Allow pruning more clusters than the sync.max_prune_* limits.")] = False,
     allow_inline_secrets: InlineOpt = False,
-    remote: Annotated[Optional[str], typer.Option("--remote", help="GitOps repository (git.remote).")] = None,
-    branch: Annotated[Optional[str], typer.Option("--branch", help="Branch (git.branch).")] = None,
+    remote: Annotated[str | None, typer.Option("--remote", help="GitOps repository (git.remote).")] = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Branch (git.branch).")] = None,
     config: ConfigOpt = None,
     set_: SetOpt = None,
     output: OutputOpt = "text",
-    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal).")] = None,
+    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal).")] = None,
 ) -> None:
     """Plan the GitOps repository against the documents; commit and push only the difference."""
 
@@ -191,7 +191,7 @@ def status(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None, ou
 
 @app.command()
 def watch(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
-          remote: Annotated[Optional[str], typer.Option("--remote", help="GitOps repository (git.remote).")] = None,
+          remote: Annotated[str | None, typer.Option("--remote", help="GitOps repository (git.remote).")] = None,
           ) -> None:
     """Follow MongoDB change streams and sync changed clusters within seconds (long-running)."""
 

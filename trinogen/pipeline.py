@@ -12,10 +12,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trinogen.cache import Entry as CacheEntry
+from trinogen.cache import RenderCache, document_key
 from trinogen.errors import ConfigError, GitUnavailable, Problem, SafetyRefusal
 from trinogen.model import (
     Classified,
@@ -24,20 +26,18 @@ from trinogen.model import (
     Failed,
     Outcome,
     RawDocument,
-    classify_all,
     claimed_cluster_id,
+    classify_all,
     field_path,
 )
-from trinogen.cache import Entry as CacheEntry
-from trinogen.cache import RenderCache, document_key
 from trinogen.plan import (
     CurrentFile,
     DesiredFile,
     Guards,
     Layout,
     Plan,
-    commit_message,
     blob_id,
+    commit_message,
     make_plan,
     unified_diff,
 )
@@ -166,10 +166,10 @@ def build_desired(
             continue
         desired.docs[cluster.cluster_id] = cluster.doc_id
         desired.files[cluster.cluster_id] = {p: DesiredFile.of(c) for p, c in files.items()}
-        key = _key(keys[cluster.doc_id], renderer) if cluster.doc_id in keys else None
-        if cache is not None and not inline and key:
+        fresh_key = _key(keys[cluster.doc_id], renderer) if cluster.doc_id in keys else None
+        if cache is not None and not inline and fresh_key:
             used = {u.ref.secret_path for u in cluster.secret_uses}
-            cache.keep(key, CacheEntry(
+            cache.keep(fresh_key, CacheEntry(
                 cluster_id=cluster.cluster_id, doc_id=cluster.doc_id,
                 files={p: f.blob for p, f in desired.files[cluster.cluster_id].items()},
                 versions={p: versions.get(p) for p in sorted(used)},
@@ -212,7 +212,8 @@ def _cache_hits(
         key = _key(raw, renderer)
         entry = cache.get(key) if key else None
         if (
-            entry is not None
+            key is not None
+            and entry is not None
             and entry.doc_id == raw.doc_id
             and claims.get(entry.cluster_id) == 1
             and all(tree.get(p) == b for p, b in entry.files.items())
@@ -568,7 +569,7 @@ def _write_status(source: Any, desired: Desired, plan: Plan, commit: str | None)
     """Record per cluster: last synced commit, time, render hash, last error (batched)."""
     if getattr(source, "ephemeral", False):
         return 0
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     previous = source.read_status()
     records: dict[str, dict[str, Any]] = {}
     for change in plan.clusters:

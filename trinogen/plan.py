@@ -114,7 +114,7 @@ class Plan:
 
 def blob_id(content: bytes) -> str:
     """git's object id for a blob with this content (what `git hash-object` prints)."""
-    h = hashlib.sha1(b"blob %d\0" % len(content))  # noqa: S324 - git's object format
+    h = hashlib.sha1(b"blob %d\0" % len(content))
     h.update(content)
     return h.hexdigest()
 
@@ -195,12 +195,12 @@ def make_plan(
         files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
 
     for path, content in sorted((extra or {}).items()):
-        cur = current.get(path)
-        if cur is None:
+        found = current.get(path)
+        if found is None:
             files.append(FileChange(path, "add", None, content))
-        elif cur.header is None:
+        elif found.header is None:
             problems.append(Problem("-", path, "exists and was not written by trinogen; not replaced"))
-        elif cur.blob != blob_id(content):
+        elif found.blob != blob_id(content):
             files.append(FileChange(path, "update", None, content))
 
     refusal = _refusal(clusters, guards, len(repo))

@@ -161,9 +161,7 @@ def _prop_escape(text: str, *, key: bool) -> str:
             out.append("\\f")
         elif ch == " " and (key or i == 0):
             out.append("\\ ")
-        elif ch in "=:" and key:
-            out.append("\\" + ch)
-        elif ch in "#!" and i == 0:
+        elif ch in "=:" and key or ch in "#!" and i == 0:
             out.append("\\" + ch)
         elif o < 0x20 or o > 0x7E:
             if o > 0xFFFF:  # Java strings are UTF-16: a surrogate pair
@@ -216,7 +214,7 @@ def chart_worker_name(release: str, chart: str = "trino") -> str:
 
 def _trunc63(name: str) -> str:
     name = name[:63]
-    return name[:-1] if name.endswith("-") else name
+    return name.removesuffix("-")
 
 
 def header(settings: Settings, cluster_id: str, doc_id: str) -> str:
@@ -315,7 +313,7 @@ class Renderer:
             h.update(name.encode() + b"\0" + source.encode() + b"\0")
         import dataclasses
 
-        relevant = {k: dataclasses.asdict(getattr(self.settings, k))
+        relevant: dict[str, Any] = {k: dataclasses.asdict(getattr(self.settings, k))
                     for k in ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation")}
         relevant["defaults"] = self.settings.defaults
         relevant["profiles"] = self.settings.profiles

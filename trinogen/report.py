@@ -6,7 +6,6 @@ import json
 import logging
 from typing import Any
 
-
 LIST_LIMIT = 25  # clusters listed per action in text output
 
 

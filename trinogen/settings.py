@@ -338,8 +338,8 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         raise ConfigError(f"setting {where} must be true or false, not {value!r}")
     if target in (int, float):
         try:
-            if isinstance(value, bool):
-                raise ValueError
+            if isinstance(value, bool):  # True is an int to Python, not a number to a user
+                raise TypeError(value)
             return target(value)
         except (TypeError, ValueError):
             raise ConfigError(f"setting {where} must be a number, not {value!r}") from None

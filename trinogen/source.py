@@ -121,7 +121,7 @@ def connect(settings: MongoSettings) -> Source:
     from pymongo.errors import ConfigurationError, InvalidURI
 
     try:
-        client = pymongo.MongoClient(
+        client: Any = pymongo.MongoClient(
             uri,
             serverSelectionTimeoutMS=settings.timeout_ms,
             connectTimeoutMS=settings.timeout_ms,
@@ -141,7 +141,7 @@ def _embedded(settings: MongoSettings) -> Any:
             "mongodb.uri is mongomock:// but mongomock is not installed; "
             "install trinogen[embedded]"
         ) from e
-    client = mongomock.MongoClient()
+    client: Any = mongomock.MongoClient()
     if settings.seed_dir:
         coll = client[settings.database][settings.collection]
         docs = load_seed(Path(settings.seed_dir))

@@ -43,6 +43,7 @@ from typing import Any
 from trinogen import pipeline
 from trinogen.errors import ConfigError, Interrupted, LeaseLost, SourceUnavailable, TrinogenError
 from trinogen.pipeline import Report, SyncOptions
+from trinogen.render import Renderer
 from trinogen.settings import Settings, WatchSettings
 from trinogen.source import doc_key
 
@@ -351,7 +352,7 @@ class Watcher:
         self.stream_collection = stream_collection
         self.repo = repo
         self.reader_factory = reader_factory
-        self.renderer = pipeline.Renderer(settings)  # templates compiled once for every sync
+        self.renderer = Renderer(settings)  # templates compiled once for every sync
         self.clock = clock
         self.wall = wall
         self._sleep_fn = sleep

@@ -34,6 +34,11 @@ MAX_CONNECTOR_NAME = 128
 MAX_STRING = 65536
 MAX_CATALOG_BYTES = 900_000
 MAX_DEPTH = 8
+# The document _id is recorded in every file header, and gitops reads only the first 512 bytes of a
+# file to find it again; a longer _id would be cut there, and a failing document's files could then
+# look orphaned and be pruned. 256 leaves room for the rest of the header.
+MAX_DOC_ID = 256
+MAX_INT = 2**63 - 1  # BSON int64: larger numbers never come from MongoDB (nor print past 4300 digits)
 
 _CLUSTER_ID = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
@@ -239,7 +244,7 @@ def type_name(value: Any) -> str:
         return "an integer"
     if isinstance(value, float):
         return "a number"
-    if isinstance(value, str):
+    if type(value) is str:  # bson's Code is a str subclass, but not text
         return "a string"
     if isinstance(value, Mapping):
         return "an object"
@@ -248,7 +253,8 @@ def type_name(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return "binary data"
     name = type(value).__name__
-    return {"datetime": "a date", "ObjectId": "an ObjectId", "Binary": "binary data"}.get(name, name)
+    return {"datetime": "a date", "ObjectId": "an ObjectId", "Binary": "binary data",
+            "Code": "JavaScript code"}.get(name, name)
 
 
 def field_path(base: str, *parts: str | int) -> str:
@@ -257,10 +263,10 @@ def field_path(base: str, *parts: str | int) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _SIMPLE_KEY.fullmatch(part):
+        elif len(part) <= 80 and _SIMPLE_KEY.fullmatch(part):
             out += f".{part}" if out else part
-        else:
-            out += f"[{json.dumps(part)[:80]}]"
+        else:  # odd or huge keys (a 10 MB key must not become a 10 MB message)
+            out += f"[{json.dumps(part[:60])}{'...' if len(part) > 60 else ''}]"
     return out
 
 
@@ -306,7 +312,8 @@ class _Checker:
                 self.error(where, f"may not be set: {RESERVED_FIELDS[key]}")
                 continue
             hint = _closest(key, known)
-            msg = f"unknown field{f' (did you mean {hint}?)' if hint else ''}"
+            msg = (f"unknown field{f' (did you mean {hint}?)' if hint else ''}; remove it or "
+                   "correct its name")
             if self.unknown_fields == "warn":
                 self.warnings.append(Problem(self.label, where, msg + "; ignored"))
             else:
@@ -320,7 +327,7 @@ class _Checker:
             if required:
                 self.error(path, "is required")
             return None
-        if not isinstance(value, str):
+        if type(value) is not str:  # not even a str subclass such as bson's Code
             self.error(path, f"must be a string, not {type_name(value)}")
             return None
         if not text_ok(value):
@@ -349,6 +356,10 @@ class _Checker:
                 self.error(path, f"must be a whole number, not {_show_number(value)}")
                 return None
         value = int(value)
+        if abs(value) > MAX_INT:
+            self.error(path, "is a number too large for MongoDB's 64-bit integers; write a "
+                       f"whole number{f' of at most {maximum}' if maximum is not None else ''}")
+            return None
         if minimum is not None and value < minimum:
             self.error(path, f"is {value}; it must be at least {minimum}")
             return None
@@ -388,6 +399,8 @@ def text_ok(text: str) -> bool:
 def _closest(key: str, known: Iterable[str]) -> str | None:
     import difflib
 
+    if len(key) > 100:  # no field name is that long; difflib would take seconds on a huge key
+        return None
     match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
     return match[0] if match else None
 
@@ -409,7 +422,7 @@ def _depth(value: Any, limit: int) -> bool:
 def document_label(raw: RawDocument) -> str:
     """How messages name a document: its clusterId when usable, else its _id."""
     cid = raw.body.get("clusterId") if isinstance(raw.body, Mapping) else None
-    if isinstance(cid, str) and _CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
+    if type(cid) is str and _CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
         return cid
     return f"_id={raw.doc_id}"
 
@@ -428,9 +441,14 @@ def classify(raw: RawDocument, settings: Settings) -> Outcome:
     if not isinstance(body, Mapping):
         return Failed(raw.doc_id, None, (Problem(label, "", "the document is not an object"),))
     if _depth(body, MAX_DEPTH):
-        return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels"),))
-    if len(raw.doc_id) > 512:
-        return Failed(raw.doc_id[:80], cid, (Problem(label, "_id", "is longer than 512 characters"),))
+        return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels; "
+                                                "no field does: remove the extra levels"),))
+    if len(raw.doc_id) > MAX_DOC_ID:
+        short = label if cid else label[:100] + "..."
+        return Failed(raw.doc_id, cid, (Problem(
+            short, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "
+            f"trinogen records it in every file header, which holds at most {MAX_DOC_ID}: give "
+            "the document a shorter _id"),))
     enabled = body.get("enabled")
     if enabled is False:
         return Disabled(raw.doc_id, cid)
@@ -472,7 +490,7 @@ def _merged(body: Mapping[str, Any], settings: Settings, c: _Checker) -> Mapping
     merged: Mapping[str, Any] = deep_merge(settings.defaults, {})
     profile = body.get("profile")
     if profile is not None:
-        if not isinstance(profile, str) or profile not in settings.profiles:
+        if type(profile) is not str or profile not in settings.profiles:
             known = ", ".join(sorted(settings.profiles)) or "none are configured"
             c.error("profile", f"{_show(profile)} is not a known profile ({known})")
         else:
@@ -560,7 +578,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: _Checker) -> Clu
 
 
 def _trino_version(value: Any, minimum: int, c: _Checker) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_INT:
         value = str(value)
     text = c.string(value, "trinoVersion", pattern=_VERSION,
                     rule="write a Trino release number such as \"476\"")
@@ -590,8 +608,12 @@ def _properties(value: Any, path: str, c: _Checker, *, required: bool) -> _Props
         for key, raw in entries.items():
             flat = f"{section}.{key}"
             kpath = field_path(path, section, key)
-            if not _PROP_KEY.fullmatch(flat) or not text_ok(flat):
-                c.error(kpath, "property names may not contain spaces or control characters")
+            if not section or not key or not _PROP_KEY.fullmatch(flat) or not text_ok(flat):
+                c.error(kpath, "property names may not be empty or contain spaces or control "
+                        "characters; write {\"section\": {\"key\": value}} for section.key")
+                continue
+            if flat in out:  # {"a": {"b.c": ..}} and {"a.b": {"c": ..}} are both a.b.c
+                c.error(kpath, f"names the property {flat} again (also {out[flat][1]}); set it once")
                 continue
             text = c.string(raw, kpath)
             if text is None:
@@ -765,8 +787,9 @@ def _resources(value: Any, path: str, c: _Checker) -> dict[str, dict[str, str]] 
                 ok = False
                 continue
             if isinstance(q, (int, float)) and not isinstance(q, bool):
-                if isinstance(q, float) and not math.isfinite(q):
-                    c.error(qpath, "must be a Kubernetes quantity such as \"4\" or \"16Gi\", not NaN/Infinity")
+                if (isinstance(q, float) and not math.isfinite(q)) or abs(q) > MAX_INT:
+                    c.error(qpath, "must be a Kubernetes quantity such as \"4\" or \"16Gi\", not "
+                            f"{_show_number(q) if isinstance(q, float) else 'a number this large'}")
                     ok = False
                     continue
                 q = repr(q) if isinstance(q, float) else str(q)
@@ -961,8 +984,11 @@ def _connectors(
                         max_len=MAX_CONNECTOR_NAME,
                         rule="use letters, digits, '-', '_' and '.' (it names the catalog, its "
                         "file and its ConfigMap key)")
-        if name is not None and (name.startswith(".") or ".." in name):
-            c.error(f"{path}.name", f"{_show(name)} may not start with '.' or contain '..'")
+        if name is not None and (name.startswith(".") or name.endswith(".") or ".." in name):
+            # a trailing dot makes "<name>..properties" and collides with <name> on filesystems
+            # that drop trailing dots
+            c.error(f"{path}.name", f"{_show(name)} may not start or end with '.' or contain "
+                    "'..'; rename the connector")
             name = None
         if name is not None:
             folded = name.lower()

@@ -208,7 +208,8 @@ def bind(
     if not any(in_scope(ref, prefix) for prefix in allowed):
         raise PlaceholderError(
             f"placeholder {placeholder.text} refers to Vault path {ref.path!r} (mount "
-            f"{ref.mount!r}), outside this cluster's allowed paths ({', '.join(allowed) or 'none'})"
+            f"{ref.mount!r}), outside this cluster's allowed paths ({', '.join(allowed) or 'none'}); "
+            "keep the secret under one of those paths (secrets.scope in the settings decides them)"
         )
     return SecretUse(placeholder=placeholder, ref=ref, env=env_name(placeholder, ref))
 

@@ -86,7 +86,7 @@ TRICKY_KEYS = {
 TRICKY_TEXT = "pre-{{ .Release.Name }}-post #x = y: z \\ é 😀 "
 
 
-LONGEST_ID = "long-" + "x" * 48  # 53 characters: the most Helm allows for a release name
+LONGEST_ID = "long-" + "x" * 44 + "-z"  # 51 characters: refused (worker Service name > 63)
 LONGEST_VALID_SERVICE_ID = "long-" + "y" * 45  # 50: "<id>-trino-worker" is then 63 characters
 
 
@@ -176,7 +176,7 @@ CONSTRUCTED = [
         ],
     ),
     _doc("no-connectors", connectors=[]),
-    _doc(LONGEST_ID, **_worker(autoscaling={
+    _doc("keda-" + "k" * 40, **_worker(autoscaling={
         "type": "keda", "minReplicas": 1, "maxReplicas": 3,
         "triggers": [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": "50"}}]})),
     _doc(LONGEST_VALID_SERVICE_ID, **_worker(autoscaling={"type": "hpa", "minReplicas": 1,
@@ -933,13 +933,15 @@ _DNS_1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: trinogen/model.py MAX_CLUSTER_ID = 53 admits ids of 51-53 characters, for which "
-        "the chart's worker Service '<id>-trino-worker' (not truncated) exceeds 63 characters")))
-    if len(c) > 50 else c
-    for c in CASES
-])
+def test_cluster_ids_whose_worker_service_name_would_not_fit_are_rejected(settings: Settings) -> None:
+    """A 51-character clusterId (legal for Helm) is refused: "<id>-trino-worker" would exceed 63."""
+    doc = _doc(LONGEST_ID)
+    outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
+    assert not isinstance(outcome, Cluster)
+    assert any("Service" in p.message for p in outcome.problems)
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_object_names_and_labels_are_valid_for_their_kind(
     render: Callable[..., Rendered], case: str
 ) -> None:
@@ -984,27 +986,24 @@ def test_objects_validate_against_the_kubernetes_schemas(
 # --- documents the real Trino would refuse or misread ------------------------------------------
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param("system", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: trinogen/model.py accepts connector name 'system'; Trino's FileCatalogStore refuses "
-        "to start ('Catalog name SYSTEM is reserved for internal usage')"))),
-    pytest.param("Hive_Prod", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: trinogen/model.py _CONNECTOR_NAME allows uppercase; Trino names the catalog after "
-        "the file but lowercases identifiers in queries (QualifiedObjectName requires "
-        "lowercase), so the catalog cannot be queried"))),
-])
-def test_catalog_names_trino_cannot_serve_are_rejected(settings: Settings, name: str) -> None:
-    """A connector whose catalog Trino would refuse or could never query fails validation."""
+@pytest.mark.parametrize("name", ["system", "SYSTEM"])
+def test_catalog_names_trino_reserves_are_rejected(settings: Settings, name: str) -> None:
+    """Trino refuses to start with a catalog named system ("reserved for internal usage")."""
     connectors = [{"name": name, "properties": {"connector.name": "memory"}}]
     doc = _doc("bad-catalog", connectors=connectors)
     outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
     assert not isinstance(outcome, Cluster), f"catalog {name!r} was accepted"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: trinogen/model.py _split_properties passes node.id to additionalNodeProperties, which "
-    "the chart writes into the ConfigMap shared by every pod of a role: all workers get the same "
-    "node.id, which Trino requires to be unique per node"))
+def test_uppercase_catalog_names_render_with_a_warning(settings: Settings) -> None:
+    """Trino matches catalog names in lowercase: an uppercase name renders but is warned about."""
+    connectors = [{"name": "Hive_Prod", "properties": {"connector.name": "memory"}}]
+    doc = _doc("upper-catalog", connectors=connectors)
+    outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
+    assert isinstance(outcome, Cluster)
+    assert any("lowercase" in w.message for w in outcome.warnings)
+
+
 def test_node_unique_properties_are_not_shared_by_all_pods(
     chart: Any, settings: Settings
 ) -> None:

@@ -380,8 +380,6 @@ def test_push_rejected_by_a_hook(site: Site) -> None:
     site.assert_converges()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: gitops.push drops the hook's own output ('remote: ...' "
-                   "lines), so the user cannot tell why the remote refused")
 def test_push_rejected_by_a_hook_shows_the_hooks_reason(site: Site) -> None:
     """The refusal message carries what the hook printed, so the user knows what to fix."""
     _refusing_hook(site.remote)
@@ -413,9 +411,7 @@ def _junk_commit(gitdir: Path, ref: str) -> str:
 
 @pytest.mark.parametrize("damage", [
     "other-branch", "garbage-head", "packs-deleted",
-    pytest.param("not-a-repo", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: gitops._reclone calls shutil.rmtree on a workdir that is a file: NotADirectoryError, "
-        "exit 70 with a traceback"))),
+    "not-a-repo",
 ])
 def test_working_copy_corrupted_or_on_another_branch(site: Site, damage: str) -> None:
     """A damaged or diverted working copy is rebuilt from the remote; local junk is never pushed."""

@@ -387,10 +387,6 @@ def test_corpus_through_one_real_sync(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: source._embedded/load_seed let a seed document MongoDB would refuse crash the run "
-    "(InvalidDocument for a top-level $ key or a NUL in a key, OverflowError for an integer "
-    "beyond int64, TypeError for a Decimal128 _id, RecursionError for JSON nested thousands deep)"))
 def test_a_seed_document_mongodb_would_refuse_is_reported_not_a_crash(tmp_path: Path) -> None:
     """Seed files with documents MongoDB cannot store: each named, no traceback, the good cluster lands."""
     remote, seed = tmp_path / "remote.git", tmp_path / "seed"

@@ -78,7 +78,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("demo", _doc("hpa", **_HPA)),
     ("demo", _doc("keda", **_KEDA)),
     ("demo", _doc("tri", **_HPA)),
-    ("demo", _doc("long-" + "x" * 48, **_KEDA)),
+    ("demo", _doc("long-" + "x" * 45, **_KEDA)),  # 50 characters, the longest clusterId
     ("demo", _doc("with-secrets", connectors=_SECRET_CONNECTORS)),
     ("multi", _doc("to-server", destination={"server": PROD_SERVER})),
     ("multi", _doc("to-name", destination={"name": "spoke-eu"})),

@@ -530,3 +530,27 @@ def test_a_rotated_secret_version_misses_the_cache(tmp_path: Path) -> None:
     assert sorted(c.cluster_id for c in report.plan.by_action("update")) == ["analytics-prod", "etl-batch"]
     es = world.tree()["trino-clusters/etl-batch/secrets/externalsecret.yaml"].decode()
     assert 'version: "2"' in es
+
+
+@pytest.mark.slow
+def test_an_unreadable_seed_file_prunes_nothing_as_deleted(tmp_path: Path) -> None:
+    """When a seed file cannot be read, clusters whose documents are missing are kept, not pruned."""
+    from bson import json_util
+
+    remote = tmp_path / "remote.git"
+    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    docs = example_docs()
+    (seed / "a.json").write_text(json_util.dumps(docs[:2]))
+    (seed / "b.json").write_text(json_util.dumps(docs[2]))
+    env = cli_env(tmp_path, remote, seed)
+    assert run_cli(["sync"], env).returncode == 0
+    (seed / "b.json").write_text(json_util.dumps(docs[2])[:-10])  # truncated: not JSON any more
+    docs[0]["clusterConfig"] = {"worker": {"replicas": 3}}
+    (seed / "a.json").write_text(json_util.dumps(docs[:2]))
+    run = run_cli(["sync"], env)
+    assert run.returncode == 1 and "b.json" in run.stdout and "Traceback" not in run.stderr
+    tree = remote_tree(remote)
+    assert f"trino-applications/{docs[2]['clusterId']}.yaml" in tree  # kept, not "deleted"
+    assert "workers: 3" in tree[f"trino-clusters/{docs[0]['clusterId']}/values.yaml"].decode()

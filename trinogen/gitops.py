@@ -162,8 +162,10 @@ class WorkingCopy:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        if self.workdir.exists():
+        if self.workdir.is_dir() and not self.workdir.is_symlink():
             shutil.rmtree(self.workdir)
+        elif self.workdir.exists() or self.workdir.is_symlink():
+            self.workdir.unlink()  # a file or a link where the clone belongs
         os.replace(tmp, self.workdir)
 
     def _fetch(self, cwd: Path | None = None) -> None:
@@ -303,14 +305,16 @@ class WorkingCopy:
         if self._pending is None:
             raise RuntimeError("commit() first")
         repo = git.Repo(self.workdir)
+        progress = git.RemoteProgress()  # collects what the remote's hooks print ("remote: ...")
         try:
             infos = repo.remote("origin").push(
                 f"refs/heads/{self.settings.branch}:refs/heads/{self.settings.branch}",
                 env=_git_env(),
                 kill_after_timeout=self.settings.timeout,
+                progress=progress,
             )
         except git.GitCommandError as e:
-            text = _stderr(e)
+            text = _stderr(e) + _remote_says(progress)
             if "[remote rejected]" in text or "hook declined" in text:
                 raise GitUnavailable(f"the GitOps remote refused the push: {text}") from e
             if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
@@ -321,7 +325,8 @@ class WorkingCopy:
         flags = git.PushInfo
         for info in infos:
             if info.flags & flags.REMOTE_REJECTED:
-                raise GitUnavailable(f"the GitOps remote refused the push: {info.summary.strip()}")
+                raise GitUnavailable(f"the GitOps remote refused the push: {info.summary.strip()}"
+                                     f"{_remote_says(progress)}")
             if info.flags & flags.REJECTED:
                 return PushOutcome(False, rejected=True, summary=info.summary.strip())
             if info.flags & flags.ERROR:
@@ -400,6 +405,13 @@ def _quote_path(path: str) -> bytes:
             out.append(f"\\{b:03o}")
     out.append('"')
     return "".join(out).encode()
+
+
+def _remote_says(progress: Any) -> str:
+    """What the remote printed (a hook's reason for refusing), as "; remote says: ..."."""
+    lines = [ln[len("remote:"):].strip() for ln in getattr(progress, "other_lines", [])
+             if ln.startswith("remote:") and ln[len("remote:"):].strip()]
+    return f"; remote says: {_first_lines(chr(10).join(lines), 400)}" if lines else ""
 
 
 def _first_lines(text: str, limit: int = 600) -> str:

@@ -28,7 +28,9 @@ from trinogen.secrets import (
 from trinogen.settings import SecretSettings, Settings
 
 # --- limits (a ConfigMap holds at most 1 MiB; Helm release names at most 53 characters) -------
-MAX_CLUSTER_ID = 53
+# Helm limits release names to 53 characters, but the chart names the worker Service
+# "<release>-trino-worker" without truncating it, and a Service name has at most 63.
+MAX_CLUSTER_ID = 50
 MAX_CONNECTORS = 500
 MAX_CONNECTOR_NAME = 128
 MAX_STRING = 65536
@@ -102,6 +104,11 @@ CHART_NODE_KEYS: dict[str, str | None] = {
     "node.environment": "server.node.environment",
     "node.data-dir": None,
 }
+# Node properties that must differ on every pod: the chart writes one node.properties per role,
+# so a value from a document would be shared by all workers. Trino chooses them itself.
+PER_POD_NODE_KEYS = frozenset({"node.id", "node.internal-address"})
+# Catalog names Trino keeps for itself.
+RESERVED_CATALOGS = frozenset({"system"})
 
 _TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
@@ -213,6 +220,9 @@ class RawDocument:
 
     doc_id: str
     body: Mapping[str, Any]
+    # Set when the document could not be read as stored (the embedded database refused a seed
+    # document): it fails, and its cluster keeps its files.
+    unreadable: str | None = None
 
 
 # --- merging defaults -----------------------------------------------------------------------
@@ -438,6 +448,8 @@ def classify(raw: RawDocument, settings: Settings) -> Outcome:
     label = document_label(raw)
     cid = claimed_cluster_id(raw)
     body = raw.body
+    if raw.unreadable:
+        return Failed(raw.doc_id, cid, (Problem(label, "", raw.unreadable),))
     if not isinstance(body, Mapping):
         return Failed(raw.doc_id, None, (Problem(label, "", "the document is not an object"),))
     if _depth(body, MAX_DEPTH):
@@ -501,11 +513,16 @@ def _merged(body: Mapping[str, Any], settings: Settings, c: _Checker) -> Mapping
 def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: _Checker) -> Cluster | None:
     c.fields(d, "", _TOP_FIELDS)
     cluster_id = c.string(
-        d.get("clusterId"), "clusterId", pattern=_CLUSTER_ID, max_len=MAX_CLUSTER_ID,
+        d.get("clusterId"), "clusterId", pattern=_CLUSTER_ID, max_len=253,
         rule="use lowercase letters, digits and '-', start with a letter, end with a letter or "
         f"digit, at most {MAX_CLUSTER_ID} characters (it names the Helm release and the "
         "namespace trino-<clusterId>)",
     )
+    if cluster_id is not None and len(cluster_id) > MAX_CLUSTER_ID:
+        c.error("clusterId", f"is {len(cluster_id)} characters long; at most {MAX_CLUSTER_ID} are "
+                f"allowed: the chart names the worker Service \"<clusterId>-trino-worker\", and "
+                "Kubernetes limits Service names to 63 characters")
+        cluster_id = None
     owner = c.string(
         d.get("owner"), "owner", pattern=_LABEL_VALUE, max_len=63,
         rule="use letters, digits, '-', '_' and '.', start and end with a letter or digit, at "
@@ -658,6 +675,9 @@ def _split_properties(
                             "only lowercase letters, digits and '_', starting with a letter or digit")
             elif key in CHART_NODE_KEYS:
                 c.error(path, "is set by the chart and cannot be changed from a document")
+            elif key in PER_POD_NODE_KEYS:
+                c.error(path, "must differ on every pod, but the chart writes one node.properties "
+                        "for all pods of a role; leave it out and Trino chooses it per pod")
             else:
                 node.append((key, value))
             continue
@@ -990,6 +1010,14 @@ def _connectors(
             c.error(f"{path}.name", f"{_show(name)} may not start or end with '.' or contain "
                     "'..'; rename the connector")
             name = None
+        if name is not None and name.lower() in RESERVED_CATALOGS:
+            c.error(f"{path}.name", f"{_show(name)} is reserved by Trino for its internal catalog "
+                    "(Trino refuses to start); rename the connector")
+            name = None
+        if name is not None and name != name.lower():
+            c.warnings.append(Problem(c.label, f"{path}.name", f"{_show(name)} has uppercase "
+                                      "letters: Trino matches catalog names in SQL in lowercase, "
+                                      "so prefer a lowercase name"))
         if name is not None:
             folded = name.lower()
             if folded in seen:

@@ -450,6 +450,7 @@ def sync(
                     allow_mass_prune=options.allow_mass_prune,
                     max_prune_count=settings.sync.max_prune_count,
                     max_prune_share=settings.sync.max_prune_share,
+                    source_complete=getattr(source, "complete", True),
                 ),
                 targets=targets,
                 extra=desired.extra,

@@ -90,6 +90,9 @@ class Guards:
     allow_mass_prune: bool = False
     max_prune_count: int = 5
     max_prune_share: float = 0.25
+    # False when part of the source could not be read: a missing document may only be unread,
+    # so nothing is pruned as deleted (disabled documents were read and still prune).
+    source_complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,10 @@ def make_plan(
             continue
         else:
             reason = "document deleted"
+        if not guards.source_complete and not reason.startswith("disabled"):
+            clusters.append(ClusterChange(cid, "failed", doc, "the source was not read completely; "
+                                          "kept rather than pruned as " + reason))
+            continue
         clusters.append(ClusterChange(cid, "prune", doc, reason))
         files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
 

@@ -7,13 +7,14 @@ lives as long as the process.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from trinogen.errors import ConfigError, SourceUnavailable
-from trinogen.model import METADATA_FIELDS, RawDocument
+from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
 from trinogen.settings import MongoSettings
 
 log = logging.getLogger(__name__)
@@ -39,12 +40,20 @@ def parse_doc_key(key: str) -> Any:
 class Source:
     """The cluster collection and trinogen's own collections next to it."""
 
-    def __init__(self, client: Any, settings: MongoSettings, *, ephemeral: bool = False) -> None:
+    def __init__(
+        self, client: Any, settings: MongoSettings, *, ephemeral: bool = False,
+        refused: Iterable[RawDocument] = (), complete: bool = True,
+    ) -> None:
         self.client = client
         self.settings = settings
         # The embedded database lives as long as the process: status records written there
         # could never be read, so they are not written.
         self.ephemeral = ephemeral
+        # Seed documents the embedded database refused: reported as failed (their clusters keep
+        # their files). `complete` is False when a whole seed file could not be read: then no
+        # cluster may be pruned as "document deleted" in this run.
+        self.refused = list(refused)
+        self.complete = complete
         db = client[settings.database]
         self.db = db
         self.collection = db[settings.collection]
@@ -56,7 +65,7 @@ class Source:
 
     def read_all(self) -> list[RawDocument]:
         """Every document, in one query (a cursor dying mid-read fails the whole read)."""
-        return self._find({})
+        return self._find({}) + self.refused
 
     def read_targeted(self, doc_ids: Iterable[str], cluster_ids: Iterable[str]) -> list[RawDocument]:
         """The documents with these _ids, plus every document claiming these clusterIds."""
@@ -69,7 +78,9 @@ class Source:
             ors.append({"clusterId": {"$in": cids}})
         if not ors:
             return []
-        return self._find({"$or": ors} if len(ors) > 1 else ors[0])
+        refused = [r for r in self.refused
+                   if r.doc_id in set(doc_ids) or claimed_cluster_id(r) in set(cids)]
+        return self._find({"$or": ors} if len(ors) > 1 else ors[0]) + refused
 
     def _find(self, query: Mapping[str, Any]) -> list[RawDocument]:
         from pymongo.errors import PyMongoError
@@ -116,7 +127,8 @@ def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
     if uri.startswith("mongomock://"):
-        return Source(_embedded(settings), settings, ephemeral=True)
+        client, refused, complete = _embedded(settings)
+        return Source(client, settings, ephemeral=True, refused=refused, complete=complete)
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 
@@ -133,7 +145,9 @@ def connect(settings: MongoSettings) -> Source:
     return Source(client, settings)
 
 
-def _embedded(settings: MongoSettings) -> Any:
+def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
+    """An in-process database seeded from `seed_dir`; returns it, the refused documents, and
+    whether every seed file could be read."""
     try:
         import mongomock
     except ImportError as e:
@@ -142,32 +156,63 @@ def _embedded(settings: MongoSettings) -> Any:
             "install trinogen[embedded]"
         ) from e
     client: Any = mongomock.MongoClient()
-    if settings.seed_dir:
-        coll = client[settings.database][settings.collection]
-        docs = load_seed(Path(settings.seed_dir))
-        if docs:
-            coll.insert_many(docs)
-    return client
+    if not settings.seed_dir:
+        return client, [], True
+    coll = client[settings.database][settings.collection]
+    seeds, refused, complete = load_seed(Path(settings.seed_dir))
+    try:
+        coll.insert_many([doc for _, doc in seeds])
+    except Exception:  # noqa: BLE001 - a document MongoDB would refuse: find it below
+        coll.drop()
+        for where, doc in seeds:
+            try:
+                coll.insert_one(doc)
+            except Exception as e:  # noqa: BLE001 - mongomock raises many kinds
+                log.error("%s: MongoDB would refuse this document (%s)", where, type(e).__name__)
+                refused.append(_refused(where, doc, f"MongoDB would refuse this document "
+                                        f"({type(e).__name__}: {str(e)[:200]})"))
+    return client, refused, complete
 
 
-def load_seed(directory: Path) -> list[dict[str, Any]]:
-    """Every document of every *.json file in `directory` (Extended JSON, object or array)."""
+def _refused(where: str, doc: Any, reason: str) -> RawDocument:
+    try:
+        key = doc_key(doc.get("_id")) if isinstance(doc, dict) else None
+    except Exception:  # noqa: BLE001 - an _id that cannot even be written down
+        key = None
+    body = doc if isinstance(doc, dict) else {}
+    return RawDocument(key or json.dumps(where), body, unreadable=f"{where}: {reason}")
+
+
+def load_seed(directory: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[RawDocument], bool]:
+    """(where, document) for every document of every *.json file in `directory` (Extended JSON:
+    one document or an array), the refused ones, and whether every file could be read."""
     from bson import json_util
 
     if not directory.is_dir():
         raise ConfigError(f"mongodb.seed_dir {directory} is not a directory")
-    docs: list[dict[str, Any]] = []
+    docs: list[tuple[str, dict[str, Any]]] = []
+    refused: list[RawDocument] = []
+    complete = True
     for path in sorted(directory.glob("*.json")):
         try:
             data = json_util.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, TypeError, OSError) as e:
-            raise ConfigError(f"seed file {path} is not valid Extended JSON: {e}") from e
+        except (ValueError, TypeError, OSError, RecursionError) as e:
+            # Its documents are unknown: report the file, and prune nothing as "deleted".
+            reason = "nests too deeply" if isinstance(e, RecursionError) else str(e)[:200]
+            log.error("seed file %s cannot be read: %s", path, reason)
+            refused.append(_refused(f"seed file {path.name}", None,
+                                    f"cannot be read as Extended JSON ({reason}); no cluster is "
+                                    "pruned as deleted until it can"))
+            complete = False
+            continue
         items = data if isinstance(data, list) else [data]
         for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise ConfigError(f"seed file {path}: item {i} is not a document")
-            docs.append(item)
-    return docs
+            where = f"seed file {path.name}" + (f" item {i}" if isinstance(data, list) else "")
+            if isinstance(item, dict):
+                docs.append((where, item))
+            else:
+                refused.append(_refused(where, item, "is not a document"))
+    return docs, refused, complete
 
 
 def _explain(e: Exception, s: MongoSettings) -> str:

@@ -365,18 +365,18 @@ class _Checker:
             else:
                 self.error(path, f"must be a whole number, not {_show_number(value)}")
                 return None
-        value = int(value)
-        if abs(value) > MAX_INT:
+        number = int(value)
+        if abs(number) > MAX_INT:
             self.error(path, "is a number too large for MongoDB's 64-bit integers; write a "
                        f"whole number{f' of at most {maximum}' if maximum is not None else ''}")
             return None
-        if minimum is not None and value < minimum:
-            self.error(path, f"is {value}; it must be at least {minimum}")
+        if minimum is not None and number < minimum:
+            self.error(path, f"is {number}; it must be at least {minimum}")
             return None
-        if maximum is not None and value > maximum:
-            self.error(path, f"is {value}; it must be at most {maximum}")
+        if maximum is not None and number > maximum:
+            self.error(path, f"is {number}; it must be at most {maximum}")
             return None
-        return value
+        return number
 
     def boolean(self, value: Any, path: str, *, required: bool = True) -> bool | None:
         if value is None:
@@ -732,11 +732,11 @@ def _role(raw: Mapping[str, Any], role: str, props: _Props, c: _Checker) -> Role
     if max_heap is None or resources is None:
         return None
     limit = resources.get("limits", {}).get("memory") or resources.get("requests", {}).get("memory")
-    if limit is not None and _quantity_bytes(limit) is not None:
-        if _jvm_bytes(max_heap) >= (_quantity_bytes(limit) or 0):
-            which = "limit" if resources.get("limits", {}).get("memory") else "request"
-            c.error(f"{base}.jvm.maxHeapSize", f"{max_heap} is not below the container memory "
-                    f"{which} {limit}; leave room for the JVM's off-heap memory")
+    limit_bytes = _quantity_bytes(limit) if limit is not None else None
+    if limit_bytes is not None and _jvm_bytes(max_heap) >= limit_bytes:
+        which = "limit" if resources.get("limits", {}).get("memory") else "request"
+        c.error(f"{base}.jvm.maxHeapSize", f"{max_heap} is not below the container memory "
+                f"{which} {limit}; leave room for the JVM's off-heap memory")
     return Role(resources=resources, max_heap=max_heap, min_heap=min_heap,
                 max_memory_per_node=per_node[0] if per_node else None,
                 heap_headroom=headroom[0] if headroom else None,
@@ -770,7 +770,7 @@ def _check_memory(role: Role, name: str, c: _Checker) -> None:
         )
 
 
-def _human(n: int | float, *, up: bool = False) -> str:
+def _human(n: float, *, up: bool = False) -> str:
     """A byte count as a Trino data size, rounded down (or up) to one decimal."""
     rnd = math.ceil if up else math.floor
     for unit, size in (("TB", 1024**4), ("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
@@ -855,7 +855,7 @@ def _quantity_bytes(text: str) -> Decimal | None:
     try:
         if suffix[:1] in ("e", "E"):
             return Decimal(m.group(1)) * (Decimal(10) ** int(suffix[1:]))
-        return Decimal(m.group(1)) * Decimal(_QUANTITY_UNITS[suffix])
+        return Decimal(m.group(1)) * Decimal(str(_QUANTITY_UNITS[suffix]))
     except (InvalidOperation, OverflowError, ValueError):
         return None
 

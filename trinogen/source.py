@@ -127,8 +127,8 @@ def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
     if uri.startswith("mongomock://"):
-        client, refused, complete = _embedded(settings)
-        return Source(client, settings, ephemeral=True, refused=refused, complete=complete)
+        embedded, refused, complete = _embedded(settings)
+        return Source(embedded, settings, ephemeral=True, refused=refused, complete=complete)
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 

@@ -12,7 +12,6 @@ through Argo CD's finalizer:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -262,6 +261,8 @@ def unified_diff(
     plan: Plan, read_old: Callable[[str], bytes | None], mask: Callable[[str], str] = lambda s: s
 ) -> str:
     """A unified diff of the whole plan, for `sync --dry-run`; `mask` hides secret values."""
+    import difflib
+
     chunks = []
     for change in plan.files:
         old = read_old(change.path) if change.action != "add" else b""

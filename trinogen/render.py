@@ -481,23 +481,33 @@ def _template_error(e: Exception) -> str:
 def check_yaml(files: Mapping[str, bytes]) -> None:
     """Parse rendered YAML files back; a failure is a template bug, reported as RenderError.
 
-    libyaml's parser reads every file completely (all of one cluster's files in one stream,
-    each a document of its own); events are enough to prove the text is well-formed YAML.
+    libyaml parses every file completely (all of one cluster's files in one stream, each a
+    document of its own). `CParser.raw_parse` runs the whole parse in C and builds no Python
+    objects: proving the text is well-formed YAML needs nothing more.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     stream = b"".join(b"---\n" + content + (b"" if content.endswith(b"\n") else b"\n")
                       for content in files.values())
     try:
-        for _ in yaml.parse(stream, Loader=loader):
-            pass
+        _parse(stream)
     except yaml.YAMLError:
         for path, content in files.items():  # find the file to blame
             try:
-                for _ in yaml.parse(content, Loader=loader):
-                    pass
+                _parse(content)
             except yaml.YAMLError as e:
                 raise RenderError(f"{path} is not valid YAML after rendering (a template bug): "
                                   f"{e}") from e
         raise
+
+
+def _parse(stream: bytes) -> None:
+    import yaml
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML without libyaml: the same parse, in Python
+        for _ in yaml.parse(stream, Loader=yaml.SafeLoader):
+            pass
+        return
+    CParser(stream).raw_parse()

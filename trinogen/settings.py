@@ -9,6 +9,7 @@ Relative paths in a configuration file are relative to that file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import types
 import typing
@@ -184,11 +185,14 @@ class Settings:
         return self.argocd.target_revision or self.git.branch
 
 
-_SECTIONS: dict[str, type] = {
-    name: hint
-    for name, hint in typing.get_type_hints(Settings).items()
-    if name not in {"defaults", "profiles", "source"}
-}
+@functools.cache
+def _sections() -> dict[str, type]:
+    """Section name -> its dataclass (resolved once, when settings are first loaded)."""
+    return {
+        name: hint
+        for name, hint in typing.get_type_hints(Settings).items()
+        if name not in {"defaults", "profiles", "source"}
+    }
 
 # Environment variables other tools own, mapped onto settings.
 _FOREIGN_ENV = {
@@ -220,7 +224,7 @@ def load_settings(
     given on the command line (None values are ignored).
     """
     env = os.environ if environ is None else environ
-    raw: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+    raw: dict[str, dict[str, Any]] = {name: {} for name in _sections()}
     layers: dict[str, Any] = {"defaults": {}, "profiles": {}}
     path = config_file or env.get("TRINOGEN_CONFIG") or None
     source = "built-in defaults"
@@ -231,7 +235,7 @@ def load_settings(
         if env.get(var):
             raw[section][key] = env[var]
     prefix = "TRINOGEN_"
-    for section, cls in _SECTIONS.items():
+    for section, cls in _sections().items():
         for f in dataclasses.fields(cls):
             var = f"{prefix}{section.upper()}_{f.name.upper()}"
             if var in env and _is_scalar(cls, f.name):
@@ -241,7 +245,7 @@ def load_settings(
             continue
         section, _, key = dotted.partition(".")
         raw[section][key] = value
-    sections = {name: _build(cls, name, raw[name]) for name, cls in _SECTIONS.items()}
+    sections = {name: _build(cls, name, raw[name]) for name, cls in _sections().items()}
     settings = Settings(
         **sections,
         defaults=layers["defaults"],
@@ -274,12 +278,12 @@ def _merge_file(path: Path, raw: dict[str, dict[str, Any]], layers: dict[str, An
                 raise ConfigError(f"{path}: every profile must be a mapping")
             layers[section] = values
             continue
-        if section not in _SECTIONS:
-            known = ", ".join(sorted([*_SECTIONS, "defaults", "profiles"]))
+        if section not in _sections():
+            known = ", ".join(sorted([*_sections(), "defaults", "profiles"]))
             raise ConfigError(f"{path}: unknown section {section!r} (known: {known})")
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: section {section} must be a mapping")
-        names = {f.name for f in dataclasses.fields(_SECTIONS[section])}
+        names = {f.name for f in dataclasses.fields(_sections()[section])}
         for key, value in values.items():
             if key not in names:
                 raise ConfigError(
@@ -298,6 +302,7 @@ def is_local_path(value: str) -> bool:
     return ":" not in first
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 

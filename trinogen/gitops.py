@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -262,27 +263,42 @@ class WorkingCopy:
         now = int(time.time())
         who = f"{s.author_name} <{s.author_email}> {now} +0000".encode()
         msg = message.encode()
-        parts = [b"commit ", PENDING_REF.encode(), b"\n", b"author ", who, b"\ncommitter ", who,
-                 b"\ndata ", str(len(msg)).encode(), b"\n", msg, b"\n"]
-        if self.tip:
-            parts += [b"from ", self.tip.encode(), b"\n"]
-        for ch in changes:
-            path = _quote_path(ch.path)
-            if ch.action == "delete":
-                parts += [b"D ", path, b"\n"]
-            else:
-                assert ch.content is not None
-                parts += [b"M 100644 inline ", path, b"\ndata ", str(len(ch.content)).encode(),
-                          b"\n", ch.content, b"\n"]
-        parts.append(b"done\n")
         self._git("update-ref", "-d", PENDING_REF, check=False)
-        proc = subprocess.run(
+        # The stream is written as it is produced: holding it whole would double the memory of a
+        # large commit (every file's content twice).
+        proc = subprocess.Popen(
             ["git", "fast-import", "--quiet", "--done", "--date-format=raw"],
-            cwd=self.workdir, env=_git_env(), input=b"".join(parts), capture_output=True,
-            check=False,
+            cwd=self.workdir, env=_git_env(), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
-        if proc.returncode != 0:
-            text = proc.stderr.decode("utf-8", "replace")
+        assert proc.stdin is not None and proc.stderr is not None
+        stderr = proc.stderr
+        errors: list[bytes] = []
+        drain = threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True)
+        drain.start()
+        try:
+            out = proc.stdin
+            out.write(b"commit %s\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+                      % (PENDING_REF.encode(), who, who, len(msg), msg))
+            if self.tip:
+                out.write(b"from %s\n" % self.tip.encode())
+            for ch in changes:
+                path = _quote_path(ch.path)
+                if ch.action == "delete":
+                    out.write(b"D %s\n" % path)
+                else:
+                    assert ch.content is not None
+                    out.write(b"M 100644 inline %s\ndata %d\n" % (path, len(ch.content)))
+                    out.write(ch.content)
+                    out.write(b"\n")
+            out.write(b"done\n")
+            out.close()
+        except BrokenPipeError:
+            pass  # fast-import stopped early; its stderr says why
+        code = proc.wait()
+        drain.join()
+        if code != 0:
+            text = b"".join(errors).decode("utf-8", "replace")
             hint = " (disk full)" if "No space left" in text else ""
             raise GitUnavailable(
                 f"cannot write the commit into {self.workdir}{hint}: {_first_lines(text)}; nothing "

@@ -24,7 +24,6 @@ from trinogen.model import (
     Cluster,
     Disabled,
     Failed,
-    Outcome,
     RawDocument,
     claimed_cluster_id,
     classify_all,
@@ -70,7 +69,6 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 class Desired:
     """What the repository should hold for the documents read."""
 
-    outcomes: list[Outcome]
     docs: dict[str, str] = field(default_factory=dict)  # rendered cluster -> document _id
     files: dict[str, dict[str, DesiredFile]] = field(default_factory=dict)  # cluster -> path -> file
     failed: list[Failed] = field(default_factory=list)
@@ -127,7 +125,7 @@ def build_desired(
     outcomes = classify_all(misses, settings)
     sorted_out = Classified.of(outcomes)
     clusters = sorted_out.clusters
-    desired = Desired(outcomes=outcomes, disabled=sorted_out.disabled, failed=list(sorted_out.failed))
+    desired = Desired(disabled=sorted_out.disabled, failed=list(sorted_out.failed))
     paths = {u.ref.secret_path for c in clusters for u in c.secret_uses}
     paths |= {p for _, _, entry in hits.values() for p in entry.versions}
     resolved, path_errors, desired.vault_requests = _read_secrets(
@@ -137,7 +135,6 @@ def build_desired(
         if any(p in path_errors or versions.get(p) != v for p, v in entry.versions.items()):
             del hits[doc_id]  # a secret rotated (or vanished): render this one again
             outcome = classify_all([raw], settings)[0]
-            desired.outcomes.append(outcome)
             if isinstance(outcome, Cluster):
                 clusters.append(outcome)
             elif isinstance(outcome, Failed):

@@ -263,6 +263,7 @@ class Renderer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._templates: dict[str, Any] = {}
 
     @cached_property
     def _env(self) -> Any:
@@ -324,7 +325,10 @@ class Renderer:
         return h.hexdigest()
 
     def template(self, name: str) -> Any:
-        return self._env.get_template(name)
+        # Looked up once: Jinja would otherwise stat the file on every call to see if it changed.
+        if name not in self._templates:
+            self._templates[name] = self._env.get_template(name)
+        return self._templates[name]
 
     def render_cluster(self, cluster: Cluster, resolved: Resolved, *, inline: bool = False) -> dict[str, bytes]:
         """All files of one cluster, keyed by their path in the GitOps repository."""

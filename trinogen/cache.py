@@ -40,12 +40,16 @@ class Entry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Entry:
+        files = data["files"]
+        versions = data.get("versions") or {}
+        if not (isinstance(files, dict) and isinstance(versions, dict)
+                and all(type(k) is str and type(v) is str for k, v in files.items())):
+            raise TypeError("malformed cache entry")
         return cls(
             cluster_id=str(data["cluster"]),
             doc_id=str(data["doc"]),
-            files={str(k): str(v) for k, v in data["files"].items()},
-            versions={str(k): (int(v) if v is not None else None)
-                      for k, v in data.get("versions", {}).items()},
+            files=files,
+            versions={str(k): (int(v) if v is not None else None) for k, v in versions.items()},
             warnings=tuple((str(w[0]), str(w[1]), str(w[2])) for w in data.get("warnings", ())),
         )
 
@@ -71,6 +75,9 @@ class RenderCache:
         self.fingerprint = fingerprint
         self.entries: dict[str, Entry] = {}
         self.used: dict[str, Entry] = {}
+        # Files of no single cluster (the app-of-apps), which depend on the fingerprint only.
+        self.extra: dict[str, str] = {}
+        self.used_extra: dict[str, str] = {}
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> RenderCache:
@@ -79,6 +86,7 @@ class RenderCache:
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("format") == FORMAT and data.get("fingerprint") == fingerprint:
                 cache.entries = {k: Entry.from_json(v) for k, v in data["entries"].items()}
+                cache.extra = {str(k): str(v) for k, v in data.get("extra", {}).items()}
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
@@ -94,10 +102,11 @@ class RenderCache:
 
     def save(self) -> None:
         """Write the entries of this run, unless they are exactly what was loaded."""
-        if self.used == self.entries:
+        if self.used == self.entries and self.used_extra == self.extra:
             return
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
-                "entries": {k: e.to_json() for k, e in sorted(self.used.items())}}
+                "entries": {k: e.to_json() for k, e in sorted(self.used.items())},
+                "extra": dict(sorted(self.used_extra.items()))}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)

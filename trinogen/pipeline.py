@@ -35,7 +35,6 @@ from trinogen.plan import (
     Guards,
     Layout,
     Plan,
-    blob_id,
     commit_message,
     make_plan,
     unified_diff,
@@ -73,7 +72,7 @@ class Desired:
     files: dict[str, dict[str, DesiredFile]] = field(default_factory=dict)  # cluster -> path -> file
     failed: list[Failed] = field(default_factory=list)
     disabled: list[Disabled] = field(default_factory=list)
-    extra: dict[str, bytes] = field(default_factory=dict)  # the app-of-apps
+    extra: dict[str, DesiredFile] = field(default_factory=dict)  # the app-of-apps
     vault_requests: int = 0
     cache_hits: int = 0
     secret_texts: set[str] = field(default_factory=set)  # inline mode: values to mask
@@ -180,8 +179,23 @@ def build_desired(
         for c in clusters:
             desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
                                        if any(isinstance(s, SecretUse) for s in segs))
-    desired.extra = renderer.render_root_app()
+    desired.extra = _root_app(renderer, cache, tree)
     return desired
+
+
+def _root_app(
+    renderer: Renderer, cache: RenderCache | None, tree: Mapping[str, str] | None
+) -> dict[str, DesiredFile]:
+    """The app-of-apps: from the cache when the repository holds exactly the cached blobs."""
+    if cache is not None and tree is not None and cache.extra and all(
+        tree.get(p) == b for p, b in cache.extra.items()
+    ):
+        files = {p: DesiredFile(b, None) for p, b in cache.extra.items()}
+    else:
+        files = {p: DesiredFile.of(c) for p, c in renderer.render_root_app().items()}
+    if cache is not None:
+        cache.used_extra = {p: f.blob for p, f in files.items()}
+    return files
 
 
 def _key(raw: RawDocument, renderer: Renderer) -> str | None:
@@ -373,7 +387,8 @@ def render(
     from trinogen.gitops import write_tree
 
     contents = {cid: {p: f.content or b"" for p, f in files.items()} for cid, files in desired.files.items()}
-    written = write_tree(out_dir, contents, desired.extra, _layout(settings),
+    extra = {p: f.content or b"" for p, f in desired.extra.items()}
+    written = write_tree(out_dir, contents, extra, _layout(settings),
                          prune_stale=not wanted)
     report = Report("render", failed=desired.failed, warnings=desired.warnings,
                     rendered=sorted(desired.files), out_dir=str(out_dir),
@@ -522,13 +537,13 @@ def _current(tree: Mapping[str, str], desired: Desired, repo: Any) -> dict[str, 
     """The repository's files with their headers; only files unlike any desired one are read."""
     known: dict[str, FileHeader | None] = {}
     for cid, files in desired.files.items():
+        hit = FileHeader(cid, desired.docs[cid])
         for file in files.values():
-            if file.content is None:  # a cache hit: its blob carries this cluster's header
-                known[file.blob] = FileHeader(cid, desired.docs[cid])
-            else:
-                known[file.blob] = parse_header(file.content[:HEAD_BYTES])
-    for content in desired.extra.values():
-        known[blob_id(content)] = parse_header(content[:HEAD_BYTES])
+            # a cache hit's blob carries this cluster's header; otherwise read it from the content
+            known[file.blob] = hit if file.content is None else parse_header(file.content[:HEAD_BYTES])
+    for file in desired.extra.values():
+        known[file.blob] = (FileHeader(None, None) if file.content is None
+                            else parse_header(file.content[:HEAD_BYTES]))
     heads = repo.heads(b for b in tree.values() if b not in known)
     return {
         path: CurrentFile(blob, known[blob] if blob in known else parse_header(heads.get(blob, b"")))

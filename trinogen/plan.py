@@ -16,7 +16,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from trinogen.errors import Problem
 from trinogen.model import Disabled, Failed
@@ -52,8 +51,8 @@ class Layout:
     root_app: str = ""
 
     def cluster_of(self, path: str) -> str | None:
-        """The cluster a path belongs to by its location, or None."""
-        parts = PurePosixPath(path).parts
+        """The cluster a path (as git lists it: relative, '/'-separated) belongs to, or None."""
+        parts = path.split("/")
         if len(parts) >= 3 and parts[0] == self.clusters_dir:
             return parts[1]
         if len(parts) == 2 and parts[0] == self.applications_dir and parts[1].endswith(".yaml"):
@@ -61,7 +60,7 @@ class Layout:
         return None
 
     def under_roots(self, path: str) -> bool:
-        top = PurePosixPath(path).parts[0]
+        top = path.split("/", 1)[0]
         return top in (self.clusters_dir, self.applications_dir) or path == self.root_app
 
 
@@ -141,7 +140,7 @@ def make_plan(
     disabled: Iterable[Disabled],
     guards: Guards,
     targets: set[str] | None = None,  # cluster ids of a targeted run; None = all
-    extra: Mapping[str, bytes] | None = None,  # files of no cluster (the app-of-apps)
+    extra: Mapping[str, DesiredFile] | None = None,  # files of no cluster (the app-of-apps)
 ) -> Plan:
     repo: dict[str, _RepoCluster] = {}
     for path, cur in current.items():
@@ -200,14 +199,14 @@ def make_plan(
         clusters.append(ClusterChange(cid, "prune", doc, reason))
         files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
 
-    for path, content in sorted((extra or {}).items()):
+    for path, file in sorted((extra or {}).items()):
         found = current.get(path)
-        if found is None:
-            files.append(FileChange(path, "add", None, content))
-        elif found.header is None:
+        if found is not None and found.header is None:
             problems.append(Problem("-", path, "exists and was not written by trinogen; not replaced"))
-        elif found.blob != blob_id(content):
-            files.append(FileChange(path, "update", None, content))
+        elif found is None or found.blob != file.blob:
+            if file.content is None:  # cached only when the repository holds exactly this blob
+                raise AssertionError(f"{path}: no content for a changed file")
+            files.append(FileChange(path, "update" if found else "add", None, file.content))
 
     refusal = _refusal(clusters, guards, len(repo))
     return Plan(tuple(files), tuple(clusters), tuple(problems), refusal, len(repo))

@@ -265,16 +265,21 @@ class Renderer:
         self.settings = settings
         self._templates: dict[str, Any] = {}
 
-    @cached_property
-    def _env(self) -> Any:
-        import jinja2
-
-        dirs = [str(builtin_templates_dir())]
+    def _template_dirs(self) -> list[Path]:
+        """The user's template directory (when set) before the built-in one."""
+        dirs = [builtin_templates_dir()]
         if self.settings.output.templates_dir:
             user = Path(self.settings.output.templates_dir)
             if not user.is_dir():
                 raise ConfigError(f"output.templates_dir {user} is not a directory")
-            dirs.insert(0, str(user))
+            dirs.insert(0, user)
+        return dirs
+
+    @cached_property
+    def _env(self) -> Any:
+        import jinja2
+
+        dirs = [str(d) for d in self._template_dirs()]
 
         def finalize(value: Any) -> Any:
             if isinstance(value, Safe):
@@ -308,10 +313,10 @@ class Renderer:
     def fingerprint(self) -> str:
         """A hash of everything besides the document that decides the output (for caches)."""
         h = hashlib.sha256()
-        env = self._env
-        for name in TEMPLATE_NAMES:
-            source = env.loader.get_source(env, name)[0]
-            h.update(name.encode() + b"\0" + source.encode() + b"\0")
+        dirs = self._template_dirs()
+        for name in TEMPLATE_NAMES:  # read as the loader would, without importing Jinja
+            source = next((d / name).read_bytes() for d in dirs if (d / name).is_file())
+            h.update(name.encode() + b"\0" + source + b"\0")
         import dataclasses
 
         relevant: dict[str, Any] = {k: dataclasses.asdict(getattr(self.settings, k))

@@ -87,7 +87,9 @@ class Source:
 
         self.queries += 1
         try:
-            cursor = self.collection.find(query, PROJECTION, batch_size=self.settings.batch_size)
+            # The projection saves a real server's bandwidth; in-process it would only cost copying.
+            projection = None if self.ephemeral else PROJECTION
+            cursor = self.collection.find(query, projection, batch_size=self.settings.batch_size)
             return [RawDocument(doc_key(d.get("_id")), d) for d in cursor]
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e

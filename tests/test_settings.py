@@ -93,3 +93,15 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     """A settings file that does not exist is reported with its path."""
     with pytest.raises(ConfigError, match="cannot read configuration file"):
         load_settings(tmp_path / "nope.yaml", {})
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ("output:\n  clusters_dir: gitops\n  applications_dir: gitops/apps\n", "must not overlap"),
+    ("output:\n  root_app: trino-clusters/root.yaml\n", "must not overlap"),
+    ("output:\n  applications_dir: apps//x\n", "empty segments"),
+    ("output:\n  clusters_dir: ./clusters\n", "without '.'"),
+])
+def test_output_roots_are_relative_and_disjoint(tmp_path: Path, section: str, message: str) -> None:
+    """Output directories are clean relative paths that do not contain one another."""
+    with pytest.raises(ConfigError, match=message):
+        load_settings(write(tmp_path, section), {})

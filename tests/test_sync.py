@@ -554,3 +554,20 @@ def test_an_unreadable_seed_file_prunes_nothing_as_deleted(tmp_path: Path) -> No
     tree = remote_tree(remote)
     assert f"trino-applications/{docs[2]['clusterId']}.yaml" in tree  # kept, not "deleted"
     assert "workers: 3" in tree[f"trino-clusters/{docs[0]['clusterId']}/values.yaml"].decode()
+
+
+def test_nested_output_directories_sync_and_prune(tmp_path: Path) -> None:
+    """Output roots may have several segments; clusters under them are found and pruned."""
+    world = World(tmp_path, output={"clusters_dir": "gitops/trino/clusters",
+                                    "applications_dir": "gitops/trino/apps", "root_app": ""})
+    world.sync()
+    tree = world.tree()
+    assert "gitops/trino/apps/adhoc-dev.yaml" in tree
+    assert "gitops/trino/clusters/adhoc-dev/values.yaml" in tree
+    app = yaml.safe_load(tree["gitops/trino/apps/adhoc-dev.yaml"])
+    assert app["spec"]["sources"][0]["helm"]["valueFiles"] == [
+        "$values/gitops/trino/clusters/adhoc-dev/values.yaml"]
+    world.mongo.set("adhoc-dev", "enabled", False)
+    world.sync()
+    assert not any("adhoc-dev" in p for p in world.tree())
+    assert world.sync().plan.empty

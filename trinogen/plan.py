@@ -51,17 +51,24 @@ class Layout:
     root_app: str = ""
 
     def cluster_of(self, path: str) -> str | None:
-        """The cluster a path (as git lists it: relative, '/'-separated) belongs to, or None."""
-        parts = path.split("/")
-        if len(parts) >= 3 and parts[0] == self.clusters_dir:
-            return parts[1]
-        if len(parts) == 2 and parts[0] == self.applications_dir and parts[1].endswith(".yaml"):
-            return parts[1][: -len(".yaml")]
+        """The cluster a path (as git lists it: relative, '/'-separated) belongs to, or None.
+
+        `<clusters_dir>/<id>/...` and `<applications_dir>/<id>.yaml`; the directories may have
+        several segments (`gitops/trino-clusters`).
+        """
+        clusters, apps = self.clusters_dir + "/", self.applications_dir + "/"
+        if path.startswith(clusters):
+            cid, sep, _ = path[len(clusters):].partition("/")
+            return cid if sep and cid else None
+        if path.startswith(apps):
+            name = path[len(apps):]
+            if "/" not in name and name.endswith(".yaml") and len(name) > len(".yaml"):
+                return name[: -len(".yaml")]
         return None
 
     def under_roots(self, path: str) -> bool:
-        top = path.split("/", 1)[0]
-        return top in (self.clusters_dir, self.applications_dir) or path == self.root_app
+        return (path.startswith((self.clusters_dir + "/", self.applications_dir + "/"))
+                or path == self.root_app)
 
 
 @dataclass(frozen=True)

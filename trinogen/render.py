@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from trinogen.errors import ConfigError
@@ -340,7 +340,7 @@ class Renderer:
         import jinja2
 
         s = self.settings
-        base = PurePosixPath(s.output.clusters_dir) / cluster.cluster_id
+        base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
         head = header(s, cluster.cluster_id, cluster.doc_id)
         uses = cluster.secret_uses
         versions = {p: d.version for p, d in resolved.items()}
@@ -351,14 +351,14 @@ class Renderer:
             for conn in cluster.connectors:
                 body = catalog_tpl.render(properties=_final_properties(conn, resolved, inline))
                 catalog_bodies[conn.name] = body
-                files[str(base / "catalog" / f"{conn.name}.properties")] = _bytes(
+                files[f"{base}/catalog/{conn.name}.properties"] = _bytes(
                     f"{head}\n{body}"
                 )
             secret_name = f"{cluster.cluster_id}-trino-secrets" if uses and not inline else None
             annotations = {}
             if uses:
                 annotations["trinogen.io/secrets-checksum"] = checksum(uses, versions)
-            values_path = str(base / VALUES)
+            values_path = f"{base}/{VALUES}"
             context = {
                 "header": Safe(head),
                 "cluster": cluster,
@@ -378,7 +378,7 @@ class Renderer:
             files[values_path] = _bytes(self.template("values.yaml.j2").render(context))
             secrets_path = None
             if secret_name:
-                secrets_path = str(base / SECRETS_DIR)
+                secrets_path = f"{base}/{SECRETS_DIR}"
                 data = [
                     {
                         "env": u.env,
@@ -394,7 +394,7 @@ class Renderer:
                         secrets=s.secrets, data=data,
                     )
                 )
-            app_path = str(PurePosixPath(s.output.applications_dir) / f"{cluster.cluster_id}.yaml")
+            app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
             # Argo CD takes a server XOR a name: a document's choice replaces the default pair.
             if cluster.destination_name or cluster.destination_server:
                 destination = (cluster.destination_name, cluster.destination_server)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 import types
 import typing
@@ -401,18 +402,19 @@ def _check(s: Settings) -> None:
             raise ConfigError(f"setting {rule}")
     if not 0 <= s.sync.max_prune_share <= 1:
         raise ConfigError("setting sync.max_prune_share must be between 0 and 1")
-    for name in (s.output.clusters_dir, s.output.applications_dir):
-        p = Path(name)
-        if not name or p.is_absolute() or ".." in p.parts:
-            raise ConfigError(f"output directory {name!r} must be a relative path inside the repo")
-    if s.output.clusters_dir == s.output.applications_dir:
-        raise ConfigError("output.clusters_dir and output.applications_dir must differ")
-    root = s.output.root_app
-    if root and (Path(root).is_absolute() or ".." in Path(root).parts
-                 or Path(root).parts[0] in (s.output.clusters_dir, s.output.applications_dir)):
-        raise ConfigError(
-            f"output.root_app {root!r} must be a relative path outside the output directories"
-        )
+    roots = {"output.clusters_dir": s.output.clusters_dir,
+             "output.applications_dir": s.output.applications_dir}
+    if s.output.root_app:
+        roots["output.root_app"] = s.output.root_app
+    for key, name in roots.items():
+        parts = name.split("/")
+        if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ConfigError(f"setting {key} {name!r} must be a relative path inside the "
+                              "repository, '/'-separated, without '.', '..' or empty segments")
+    for (key_a, a), (key_b, b) in itertools.combinations(roots.items(), 2):
+        if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
+            raise ConfigError(f"settings {key_a} ({a!r}) and {key_b} ({b!r}) must not overlap: "
+                              "trinogen owns what is under each of them")
     for name, profile in s.profiles.items():
         if not isinstance(profile, Mapping):
             raise ConfigError(f"profile {name!r} must be a mapping")

@@ -499,7 +499,7 @@ def test_a_template_change_invalidates_the_cache(world: World, tmp_path: Path) -
 def test_an_unreadable_cache_is_ignored(world: World) -> None:
     """A corrupted cache file costs a re-render, never a wrong result."""
     world.sync()
-    (world.repo.workdir / "trinogen-render-cache.json").write_text("{not json")
+    (world.repo.workdir / "trinogen-render-cache").write_bytes(b"{not marshal")
     report = world.sync()
     assert report.stats["cacheHits"] == 0 and report.plan.empty
 

@@ -357,7 +357,7 @@ class WorkingCopy:
         """The render cache kept inside the clone's git directory (never committed)."""
         from trinogen.cache import RenderCache
 
-        return RenderCache.load(self.workdir / "trinogen-render-cache.json", fingerprint)
+        return RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint)
 
     def git_objects(self) -> int:
         """Loose + packed objects in the cache clone (for benchmarks)."""
@@ -475,6 +475,7 @@ def write_tree(
     for cluster_files in files.values():
         wanted.update(cluster_files)
     written = 0
+    made: set[Path] = set()
     try:
         for path, content in sorted(wanted.items()):
             target = out_dir / path
@@ -483,7 +484,12 @@ def write_tree(
                     continue
             except OSError:
                 pass
-            _atomic_write(target, content)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            # A plain directory, not the GitOps repository: written in place, no temp files.
+            with open(target, "wb") as f:
+                f.write(content)
             written += 1
         if prune_stale:
             for root in (layout.clusters_dir, layout.applications_dir):
@@ -499,19 +505,6 @@ def write_tree(
         hint = " (disk full)" if e.errno == errno.ENOSPC else ""
         raise GitUnavailable(f"cannot write to {out_dir}{hint}: {e.strerror}") from e
     return written
-
-
-def _atomic_write(target: Path, content: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".trinogen-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _remove_empty_parents(directory: Path, stop: Path) -> None:

@@ -432,7 +432,7 @@ def sync(
 ) -> Report:
     """Plan the repository against the documents, then commit and push the difference once."""
     started = time.monotonic()
-    renderer = renderer or Renderer(settings)
+    renderer = renderer or Renderer(settings, bytecode_dir=_bytecode_dir(repo))
     require_repo_url(settings)
     layout = _layout(settings)
     report = Report("sync", dry_run=options.dry_run)
@@ -518,6 +518,11 @@ def sync(
         "seconds": round(time.monotonic() - started, 3),
     })
     return report
+
+
+def _bytecode_dir(repo: Any) -> Path | None:
+    workdir = getattr(repo, "workdir", None)
+    return Path(workdir) / "trinogen-templates" if workdir is not None else None
 
 
 def _checkpoint(name: str) -> None:

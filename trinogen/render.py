@@ -261,9 +261,11 @@ def builtin_templates_dir() -> Path:
 class Renderer:
     """Compiles the templates once; renders any number of clusters."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, bytecode_dir: Path | None = None) -> None:
         self.settings = settings
         self._templates: dict[str, Any] = {}
+        # Where compiled templates are kept between runs (trinogen's cache), if anywhere.
+        self.bytecode_dir = bytecode_dir
 
     def _template_dirs(self) -> list[Path]:
         """The user's template directory (when set) before the built-in one."""
@@ -294,8 +296,13 @@ class Renderer:
                 "| yaml, | yaml_text(indent), | prop_key or | prop_value"
             )
 
+        bytecode_cache = None
+        if self.bytecode_dir is not None:
+            self.bytecode_dir.mkdir(parents=True, exist_ok=True)
+            bytecode_cache = jinja2.FileSystemBytecodeCache(str(self.bytecode_dir))
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(dirs),
+            bytecode_cache=bytecode_cache,
             undefined=jinja2.StrictUndefined,
             autoescape=False,
             keep_trailing_newline=True,

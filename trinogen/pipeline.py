@@ -11,6 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +58,7 @@ from trinogen.settings import Settings
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
+VAULT_PARALLEL_READS = 8
 ReaderFactory = Callable[[], Any]  # () -> trinogen.vault.VaultReader
 
 
@@ -260,13 +262,22 @@ def _read_secrets(
     from trinogen.vault import SecretProblem
 
     reader = reader_factory()
+
+    def read(path: str) -> tuple[str, SecretData | None, str | None]:
+        try:
+            return path, reader.read(path), None
+        except SecretProblem as e:
+            return path, None, str(e)
+
     resolved: dict[str, SecretData] = {}
     errors: dict[str, str] = {}
-    for path in paths:
-        try:
-            resolved[path] = reader.read(path)
-        except SecretProblem as e:
-            errors[path] = str(e)
+    # Round trips dominate: a few reads in flight at once (each path is still read exactly once).
+    with ThreadPoolExecutor(max_workers=min(VAULT_PARALLEL_READS, len(paths))) as pool:
+        for path, data, error in pool.map(read, paths):
+            if data is not None:
+                resolved[path] = data
+            else:
+                errors[path] = error or "unreadable"
     return resolved, errors, int(reader.requests)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ class VaultReader:
         self.kv_version = kv_version
         self.requests = 0  # KV reads sent to Vault (the run's stats.vaultRequests)
         self._cache: dict[str, SecretData | SecretProblem] = {}
+        self._count = threading.Lock()  # reads may run in parallel threads
 
     def read(self, secret_path: str) -> SecretData:
         """Read `<mount>/<path>`: its values (masked) and, for KV v2, its current version.
@@ -76,7 +78,8 @@ class VaultReader:
         import requests
 
         mount, _, path = secret_path.partition("/")
-        self.requests += 1
+        with self._count:
+            self.requests += 1
         try:
             if self.kv_version == 2:
                 raw, version = _kv2(self.client, mount, path)

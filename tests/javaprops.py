@@ -5,72 +5,78 @@ Independent of trinogen's writer, so round-trip tests compare two implementation
 
 from __future__ import annotations
 
-_WS = " \t\f"
+import re
+
+_JAVA_WS = " \t\f"
 
 
-def _logical_lines(text: str) -> list[str]:
-    lines: list[str] = []
-    pending: str | None = None
-    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        line = raw.lstrip(_WS)  # leading blanks are skipped, on continuation lines too
-        if pending is None and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        continued = trailing % 2 == 1
-        if continued:
-            line = line[:-1]
-        pending = (pending or "") + line
-        if not continued:
-            lines.append(pending)
-            pending = None
-    if pending is not None:
-        lines.append(pending)
-    return lines
-
-
-def _unescape(s: str) -> str:
-    out = []
+def pairs(text: str) -> list[tuple[str, str]]:
+    """Properties.load(Reader) semantics, as (key, value) pairs in file order (duplicates kept)."""
+    natural = re.split(r"\r\n|\r|\n", text)
+    pairs = []
     i = 0
-    while i < len(s):
-        ch = s[i]
-        if ch != "\\":
-            out.append(ch)
+    while i < len(natural):
+        line = natural[i].lstrip(_JAVA_WS)
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        logical = ""
+        while True:
+            backslashes = len(line) - len(line.rstrip("\\"))
+            if backslashes % 2 == 1 and i <= len(natural):
+                logical += line[:-1]
+                if i == len(natural):
+                    break
+                line = natural[i].lstrip(_JAVA_WS)
+                i += 1
+                continue
+            logical += line
+            break
+        pairs.append(_key_value(logical))
+    return pairs
+
+
+def _key_value(line: str) -> tuple[str, str]:
+    pos, n = 0, len(line)
+    while pos < n:
+        ch = line[pos]
+        if ch == "\\":
+            pos += 2
+            continue
+        if ch in "=:" or ch in _JAVA_WS:
+            break
+        pos += 1
+    key = line[:pos]
+    rest = line[pos:]
+    stripped = rest.lstrip(_JAVA_WS)
+    if stripped[:1] in ("=", ":"):
+        stripped = stripped[1:].lstrip(_JAVA_WS)
+    return _unescape(key), _unescape(stripped)
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\" or i + 1 >= len(text):
+            out.append(ch if ch != "\\" else "")
             i += 1
             continue
-        i += 1
-        if i >= len(s):
-            break
-        c = s[i]
-        if c == "u":
-            code = int(s[i + 1 : i + 5], 16)
-            out.append(chr(code))
-            i += 5
+        nxt = text[i + 1]
+        if nxt == "u":
+            digits = text[i + 2 : i + 6]
+            if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
+                raise ValueError(f"malformed \\uxxxx encoding in {text!r}")
+            out.append(chr(int(digits, 16)))
+            i += 6
             continue
-        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(c, c))
-        i += 1
-    text = "".join(out)
+        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(nxt, nxt))
+        i += 2
     # Java strings are UTF-16: join surrogate pairs written as two \\u escapes
-    return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
 def loads(text: str) -> dict[str, str]:
-    result: dict[str, str] = {}
-    for line in _logical_lines(text):
-        i = 0
-        key_end = len(line)
-        while i < len(line):
-            c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c in "=:" or c in _WS:
-                key_end = i
-                break
-            i += 1
-        key = line[:key_end]
-        rest = line[key_end:]
-        rest = rest.lstrip(_WS)
-        if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(_WS)
-        result[_unescape(key)] = _unescape(rest)
-    return result
+    """The properties as a dict (a later duplicate key wins, as in Java)."""
+    return dict(pairs(text))

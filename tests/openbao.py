@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import copy
 import importlib.util
 import json
 import os
@@ -214,7 +213,7 @@ def fake_token_review(valid_tokens: set[str], namespace: str, name: str) -> Iter
     """A minimal Kubernetes API answering TokenReview: authenticated iff the token is valid."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             ok = self.path.endswith("/tokenreviews") and body["spec"]["token"] in valid_tokens
             status: dict[str, Any] = {"authenticated": ok}
@@ -252,32 +251,6 @@ def any_pem_certificate() -> str:
     return text[start : text.index(end, start) + len(end)] + "\n"
 
 
-# --- CRD schema -> strict JSON Schema -------------------------------------------------------
-
-
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAPI v3 structural schema as JSON Schema the API server would enforce (see
-    ../shared/schemas/README.md): `nullable` adds null, unknown fields are rejected."""
-    out = copy.deepcopy(schema)
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("nullable") is True and "type" in node:
-                t = node["type"]
-                node["type"] = [*t, "null"] if isinstance(t, list) else [t, "null"]
-            if ("properties" in node and "additionalProperties" not in node
-                    and not node.get("x-kubernetes-preserve-unknown-fields")):
-                node["additionalProperties"] = False
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(out)
-    return out
-
-
 @contextlib.contextmanager
 def flaky_proxy(target: str, fail: Callable[[int], bool]) -> Iterator[tuple[str, list[str]]]:
     """An http proxy to `target` answering 503 (Vault sealed or overloaded) to the n-th request
@@ -312,7 +285,7 @@ def flaky_proxy(target: str, fail: Callable[[int], bool]) -> Iterator[tuple[str,
             self.end_headers()
             self.wfile.write(data)
 
-        do_GET = do_POST = do_PUT = do_LIST = _handle  # noqa: N815 - http.server's naming
+        do_GET = do_POST = do_PUT = do_LIST = _handle
 
         def log_message(self, *args: Any) -> None:
             return None

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import javaprops
 from tests.conftest import ROOT, demo_settings, example_docs
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer, SecretData
@@ -229,80 +230,10 @@ def flat_properties(props: Mapping[str, Any] | None) -> dict[str, str]:
     return {f"{s}.{k}": v for s, entries in (props or {}).items() for k, v in entries.items()}
 
 
-# --- java.util.Properties, read independently -------------------------------------------------
-
-_JAVA_WS = " \t\f"
-
-
-def java_properties(text: str) -> list[tuple[str, str]]:
-    """Properties.load(Reader) semantics, as (key, value) pairs in file order (duplicates kept)."""
-    natural = re.split(r"\r\n|\r|\n", text)
-    pairs = []
-    i = 0
-    while i < len(natural):
-        line = natural[i].lstrip(_JAVA_WS)
-        i += 1
-        if not line or line[0] in "#!":
-            continue
-        logical = ""
-        while True:
-            backslashes = len(line) - len(line.rstrip("\\"))
-            if backslashes % 2 == 1 and i <= len(natural):
-                logical += line[:-1]
-                if i == len(natural):
-                    break
-                line = natural[i].lstrip(_JAVA_WS)
-                i += 1
-                continue
-            logical += line
-            break
-        pairs.append(_key_value(logical))
-    return pairs
-
-
-def _key_value(line: str) -> tuple[str, str]:
-    pos, n = 0, len(line)
-    while pos < n:
-        ch = line[pos]
-        if ch == "\\":
-            pos += 2
-            continue
-        if ch in "=:" or ch in _JAVA_WS:
-            break
-        pos += 1
-    key = line[:pos]
-    rest = line[pos:]
-    stripped = rest.lstrip(_JAVA_WS)
-    if stripped[:1] in ("=", ":"):
-        stripped = stripped[1:].lstrip(_JAVA_WS)
-    return _unescape(key), _unescape(stripped)
-
-
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch != "\\" or i + 1 >= len(text):
-            out.append(ch if ch != "\\" else "")
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "u":
-            digits = text[i + 2 : i + 6]
-            if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
-                raise ValueError(f"malformed \\uxxxx encoding in {text!r}")
-            out.append(chr(int(digits, 16)))
-            i += 6
-            continue
-        out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(nxt, nxt))
-        i += 2
-    # Java strings are UTF-16: join surrogate pairs written as two \\u escapes
-    return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
-
+# --- java.util.Properties, read independently (tests/javaprops.py) -----------------------------
 
 def properties_map(text: str) -> dict[str, str]:
-    pairs = java_properties(text)
+    pairs = javaprops.pairs(text)
     keys = [k for k, _ in pairs]
     dupes = sorted({k for k in keys if keys.count(k) > 1})
     assert not dupes, f"duplicated keys {dupes} in:\n{text}"
@@ -315,7 +246,7 @@ def test_the_reader_follows_java_properties_rules() -> None:
         "# comment\n  ! also a comment\na=1\nb : 2\nc 3\nd\\=e\\:f = x=y\n"
         "g = \\ \\ two\\tt\\\\\nh = con\\\n    tinued\ni=\\uD83D\\uDE00\\u00e9\nj\n"
     )
-    assert dict(java_properties(text)) == {
+    assert javaprops.loads(text) == {
         "a": "1", "b": "2", "c": "3", "d=e:f": "x=y", "g": "  two\tt\\", "h": "continued",
         "i": "😀é", "j": "",
     }
@@ -393,7 +324,7 @@ class Rendered:
 def _trunc(name: str) -> str:
     """Helm's `trunc 63 | trimSuffix "-"`."""
     name = name[:63]
-    return name[:-1] if name.endswith("-") else name
+    return name.removesuffix("-")
 
 
 def _is_hook(obj: Mapping[str, Any]) -> bool:

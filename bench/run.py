@@ -225,8 +225,13 @@ class Bench:
             "output:\n  root_app: argocd/trino-clusters.yaml\n"
         )
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("TRINOGEN_", "VAULT_", "GIT_", "PYTHONPROFILE"))}
+               if not k.startswith(("TRINOGEN_", "VAULT_", "GIT_", "PYTHONPROFILE"))
+               and k != "PYTHONDONTWRITEBYTECODE"}
         env.update({
+            # Like an installed wheel, imports use compiled bytecode: with PYTHONDONTWRITEBYTECODE
+            # set (as on this workplace's machines) every run would recompile trinogen's own
+            # modules from source. Bytecode goes to a cache under results/, not into the tree.
+            "PYTHONPYCACHEPREFIX": str(Path(self.args.results).resolve() / "pycache"),
             "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1",
             "TRINOGEN_LOG_LEVEL": "WARNING", "HOME": str(self.dir),
             "XDG_CACHE_HOME": str(self.dir / "cache"),

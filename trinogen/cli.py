@@ -253,9 +253,11 @@ def _progress(output: str) -> Callable[[str, int, int], None]:
         return lambda stage, done, total: None
 
     def show(stage: str, done: int, total: int) -> None:
-        end = "\n" if stage == "render" and done >= total else ""
-        sys.stderr.write(f"\r{stage} {done}/{total}" + " " * 10 + end if stage == "render"
-                         else f"\r{stage}..." + " " * 20 + "\r")
+        # One status line on the terminal, rewritten in place ("\x1b[K" clears its rest).
+        if stage == "render":
+            sys.stderr.write(f"\rrendering {done}/{total}\x1b[K" + ("\n" if done >= total else ""))
+        else:
+            sys.stderr.write(f"\r{stage}...\x1b[K")
         sys.stderr.flush()
 
     return show

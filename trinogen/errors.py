@@ -83,17 +83,3 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.field}: " if self.field else ""
         return f"cluster {self.cluster}: {where}{self.message}"
-
-
-class ClusterFailed(TrinogenError):
-    """A single cluster could not be validated, resolved or rendered; the run goes on.
-
-    Never ends a run on its own: the pipeline collects these per cluster, keeps that cluster's
-    files in git as they are, and reports it.
-    """
-
-    exit_code = ExitCode.CLUSTERS_FAILED
-
-    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
-        self.problems = tuple(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))

@@ -191,10 +191,6 @@ class WorkingCopy:
 
     # --- reading ---------------------------------------------------------------------------
 
-    @property
-    def branch_exists(self) -> bool:
-        return self.tip is not None
-
     def tree(self, layout: Layout) -> dict[str, str]:
         """Path -> blob id of every regular file under the output roots at origin/<branch>."""
         if self.tip is None:
@@ -358,12 +354,6 @@ class WorkingCopy:
         from trinogen.cache import RenderCache
 
         return RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint)
-
-    def git_objects(self) -> int:
-        """Loose + packed objects in the cache clone (for benchmarks)."""
-        out = self._git("count-objects", "-v")
-        stats = dict(line.split(": ", 1) for line in out.splitlines())
-        return int(stats.get("count", 0)) + int(stats.get("in-pack", 0))
 
     # --- plumbing ----------------------------------------------------------------------------
 

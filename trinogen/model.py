@@ -484,12 +484,9 @@ def classify_all(raws: Iterable[RawDocument], settings: Settings) -> list[Outcom
     Two enabled documents with the same clusterId are an error for both, never a silent pick; a
     disabled document sharing the id of an enabled one does not count.
     """
+    raws = list(raws)
     outcomes = [classify(raw, settings) for raw in raws]
-    claims: dict[str, list[int]] = {}
-    for i, o in enumerate(outcomes):
-        if not isinstance(o, Disabled) and o.cluster_id is not None:
-            claims.setdefault(o.cluster_id, []).append(i)
-    for cid, idxs in claims.items():
+    for cid, idxs in enabled_claims(raws).items():
         if len(idxs) < 2:
             continue
         ids = ", ".join(outcomes[i].doc_id for i in idxs)
@@ -500,6 +497,21 @@ def classify_all(raws: Iterable[RawDocument], settings: Settings) -> list[Outcom
             prior = o.problems if isinstance(o, Failed) else ()
             outcomes[i] = Failed(o.doc_id, cid, (*prior, problem))
     return outcomes
+
+
+def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
+    """clusterId -> indexes of the documents claiming it, disabled documents left out.
+
+    More than one index means duplicates. Needs only the raw documents, so the render cache can
+    ask it without validating anything.
+    """
+    claims: dict[str, list[int]] = {}
+    for i, raw in enumerate(raws):
+        if isinstance(raw.body, _MAPS) and raw.body.get("enabled") is not False:
+            cid = claimed_cluster_id(raw)
+            if cid is not None:
+                claims.setdefault(cid, []).append(i)
+    return claims
 
 
 def _merged(body: Mapping[str, Any], settings: Settings, c: _Checker) -> Mapping[str, Any]:
@@ -1083,10 +1095,6 @@ def _bind_value(
             c.error(path, str(e))
             return None
     return tuple(out)
-
-
-def summarize(problems: Sequence[Problem]) -> str:
-    return "\n".join(str(p) for p in problems)
 
 
 @dataclass

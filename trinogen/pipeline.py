@@ -28,6 +28,7 @@ from trinogen.model import (
     RawDocument,
     claimed_cluster_id,
     classify_all,
+    enabled_claims,
     field_path,
 )
 from trinogen.plan import (
@@ -121,7 +122,9 @@ def build_desired(
     are neither validated nor rendered again.
     """
     raws = list(raws)
-    hits = _cache_hits(raws, renderer, cache, tree) if cache is not None and not inline else {}
+    # Each document's cache key, computed once (BSON-encoding every document is not free).
+    keys = {r.doc_id: _key(r, renderer) for r in raws} if cache is not None and not inline else {}
+    hits = _cache_hits(raws, keys, cache, tree) if cache is not None and keys else {}
     misses = [r for r in raws if r.doc_id not in hits]
     outcomes = classify_all(misses, settings)
     sorted_out = Classified.of(outcomes)
@@ -149,7 +152,6 @@ def build_desired(
     desired.cache_hits = len(hits)
     secret_problems = _secret_problems(clusters, resolved, path_errors)
     total = len(clusters)
-    keys = {r.doc_id: r for r in raws}
     for i, cluster in enumerate(clusters, 1):
         desired.warnings.extend(cluster.warnings)
         problems = secret_problems.get(cluster.cluster_id)
@@ -164,8 +166,8 @@ def build_desired(
             continue
         desired.docs[cluster.cluster_id] = cluster.doc_id
         desired.files[cluster.cluster_id] = {p: DesiredFile.of(c) for p, c in files.items()}
-        fresh_key = _key(keys[cluster.doc_id], renderer) if cluster.doc_id in keys else None
-        if cache is not None and not inline and fresh_key:
+        fresh_key = keys.get(cluster.doc_id)
+        if cache is not None and fresh_key:
             used = {u.ref.secret_path for u in cluster.secret_uses}
             cache.keep(fresh_key, CacheEntry(
                 cluster_id=cluster.cluster_id, doc_id=cluster.doc_id,
@@ -205,7 +207,8 @@ def _key(raw: RawDocument, renderer: Renderer) -> str | None:
 
 
 def _cache_hits(
-    raws: list[RawDocument], renderer: Renderer, cache: RenderCache, tree: Mapping[str, str] | None
+    raws: list[RawDocument], keys: Mapping[str, str | None], cache: RenderCache,
+    tree: Mapping[str, str] | None,
 ) -> dict[str, tuple[RawDocument, str, CacheEntry]]:
     """Documents whose cached output is exactly what the repository holds now.
 
@@ -214,21 +217,16 @@ def _cache_hits(
     """
     if tree is None:
         return {}
-    claims: dict[str, int] = {}
-    for raw in raws:
-        if isinstance(raw.body, Mapping) and raw.body.get("enabled") is not False:
-            cid = claimed_cluster_id(raw)
-            if cid:
-                claims[cid] = claims.get(cid, 0) + 1
+    claims = enabled_claims(raws)
     hits: dict[str, tuple[RawDocument, str, CacheEntry]] = {}
     for raw in raws:
-        key = _key(raw, renderer)
+        key = keys.get(raw.doc_id)
         entry = cache.get(key) if key else None
         if (
             key is not None
             and entry is not None
             and entry.doc_id == raw.doc_id
-            and claims.get(entry.cluster_id) == 1
+            and len(claims.get(entry.cluster_id, ())) == 1
             and all(tree.get(p) == b for p, b in entry.files.items())
         ):
             hits[raw.doc_id] = (raw, key, entry)

@@ -66,10 +66,6 @@ class Layout:
                 return name[: -len(".yaml")]
         return None
 
-    def under_roots(self, path: str) -> bool:
-        return (path.startswith((self.clusters_dir + "/", self.applications_dir + "/"))
-                or path == self.root_app)
-
 
 @dataclass(frozen=True)
 class FileChange:

@@ -113,12 +113,10 @@ def _yaml_unicode(s: str) -> str:
             out.append("\\" + ch)
         elif 0x20 <= o < 0x7F:
             out.append(ch)
-        elif o < 0x100 and not (0xA0 <= o):
+        elif o < 0xA0:  # C0/C1 controls and DEL
             out.append(f"\\x{o:02x}")
-        elif o in (0x2028, 0x2029, 0xFEFF) or 0xD800 <= o <= 0xDFFF or o in (0xFFFE, 0xFFFF):
-            out.append(f"\\u{o:04x}")
-        elif o > 0xFFFF:
-            out.append(ch)
+        elif o in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) or 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04x}")  # line separators, BOM, non-characters, surrogates
         else:
             out.append(ch)
     out.append('"')

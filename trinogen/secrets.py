@@ -100,11 +100,6 @@ class Secret:
         raise TypeError("secrets are not picklable")
 
 
-def has_placeholder(text: str) -> bool:
-    """True when `text` contains something the grammar recognises (or a broken vault: ref)."""
-    return "{{" in text and (_TOKEN.search(text) is not None or _VAULT_START.search(text) is not None)
-
-
 def parse_value(text: str) -> tuple[Segment, ...]:
     """Split a property value into literal text and placeholders.
 

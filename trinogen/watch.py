@@ -31,7 +31,7 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -245,7 +245,8 @@ class Metrics:
 
     def __init__(self, enabled: bool = True) -> None:
         self.counts: Counter[str] = Counter()
-        self.lags: list[float] = []
+        # The most recent event-to-push lags; bounded, since a watcher runs for weeks.
+        self.lags: deque[float] = deque(maxlen=1024)
         self.registry: Any = None
         if not enabled:
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,19 @@ from trinogen.source import Source
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "config" / "examples"
 SCHEMAS = ROOT.parent / "shared" / "schemas"
+# The official Trino chart: TRINO_CHART_DIR, else the copy in ../shared beside the clone (as in CI).
+CHART_DIR = Path(os.environ.get("TRINO_CHART_DIR") or ROOT.parent / "shared" / "charts" / "trino")
+IN_CI = bool(os.environ.get("CI"))
+
+
+def needs(available: bool, reason: str) -> pytest.MarkDecorator:
+    """Skip a test whose requirement is missing, except in CI, where a skipped test does not exist.
+
+    Under CI=true the missing requirement fails the run at collection, naming what is missing.
+    """
+    if not available and IN_CI:
+        pytest.fail(f"CI must run this test, but {reason}", pytrace=False)
+    return pytest.mark.skipif(not available, reason=reason)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",

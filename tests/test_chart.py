@@ -1,7 +1,8 @@
 """values.yaml through the real Trino chart: every setting a document declares reaches the objects.
 
-Runs when TRINO_CHART_DIR points at a checkout of trinodb/charts `charts/trino` and the
-`helm-python-sdk` wheel (the Helm Go library) is installed; skipped otherwise. Each document is
+Runs against the chart in TRINO_CHART_DIR, else `../shared/charts/trino` beside the clone, with the
+`helm-python-sdk` wheel (the Helm Go library, in the `test` extra); outside CI a missing chart skips
+these tests, in CI (CI=true) it fails the run. Each document is
 rendered once (trinogen, then Helm); the expectations are derived from the document itself (merged
 over the settings' defaults and profile by this module's own merge), never from trinogen's output.
 Catalog and config texts are read back with an independent java.util.Properties reader and, when
@@ -24,7 +25,7 @@ import pytest
 import yaml
 
 from tests import javaprops
-from tests.conftest import ROOT, demo_settings, example_docs
+from tests.conftest import CHART_DIR, ROOT, demo_settings, example_docs, needs
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer, SecretData
 from trinogen.secrets import Secret
@@ -36,13 +37,10 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     helm_python = None
 
-CHART_DIR = os.environ.get("TRINO_CHART_DIR", "")
-
 pytestmark = [
-    pytest.mark.skipif(helm_python is None, reason="helm-python-sdk is not installed (pip install "
-                       "'trinogen[chart]')"),
-    pytest.mark.skipif(not CHART_DIR or not (Path(CHART_DIR) / "Chart.yaml").is_file(),
-                       reason="TRINO_CHART_DIR does not point at the Trino chart (charts/trino)"),
+    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
+    needs((CHART_DIR / "Chart.yaml").is_file(),
+          f"no Trino chart at {CHART_DIR} (set TRINO_CHART_DIR or put shared/ beside the clone)"),
 ]
 
 JAVA_SOURCE = ROOT / "tests" / "java" / "PropsRoundTrip.java"

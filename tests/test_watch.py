@@ -107,7 +107,7 @@ class Rig:
         kwargs.setdefault("wall", self.wall)
         kwargs.setdefault("poll_seconds", 0.05)
         kwargs.setdefault("sleep", lambda s: None)
-        return watch.Watcher(self.settings, self.source, self.wire.watched(client), repo, **kwargs)
+        return watch.compose(self.settings, self.source, self.wire.watched(client), repo, **kwargs)
 
     def close(self) -> None:
         for c in self.clients:
@@ -465,7 +465,7 @@ settings = load_settings(root + "/config/demo.yaml", environ={}, overrides=overr
 source = connect(settings.mongodb)  # mongomock://, seeded with the examples
 client = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)
 repo = WorkingCopy(settings.git, settings.git.remote, __import__("pathlib").Path(settings.git.workdir))
-code = watch.run(settings, None, repo, source=source, stream_collection=client.trino.trino_clusters)
+code = watch.run(settings, watch.compose(settings, source, client.trino.trino_clusters, repo))
 client.close()
 sys.exit(code)
 """
@@ -559,7 +559,7 @@ def test_paused_ex_leader_cannot_push_or_save_its_token(rig: Rig) -> None:
     assert w1.metrics.counts["syncs_batch_abandoned"] == 1
     assert rig.commits() == 1  # w1's commit never left its working copy
     with pytest.raises(watch.LeaseLost):
-        w1.lease.save_token({"_data": "ff"})
+        w1.lease.save(watch.StreamPosition({"_data": "ff"}))
     assert rig.state()["resumeToken"] == saved and rig.state()["owner"] == w2.lease.owner
     drive(w2, until=synced(w2, 1))  # the new leader replays the batch: nothing lost
     assert rig.commits() == 2 and w2.metrics.counts["events"] == 1
@@ -582,8 +582,8 @@ def test_health_endpoint_and_liveness_file(tmp_path: Path, wire: ChangeStreamSer
     rig = Rig(tmp_path, wire, health_port=0, liveness_file=str(alive))
     w = rig.watcher(sleep=None)
     try:
-        with w.serving():
-            (port,) = w.server_ports
+        with watch.health_server(w).serving() as server:
+            (port,) = server.ports
             assert _get(port, "/healthz")[0] == 503  # not running yet
             thread = threading.Thread(target=w.run)
             thread.start()
@@ -610,11 +610,11 @@ def test_metrics_endpoint(tmp_path: Path, wire: ChangeStreamServer) -> None:
     rig = Rig(tmp_path, wire, metrics_port=0)
     w = rig.watcher()
     try:
-        with w.serving():
+        with watch.health_server(w).serving() as server:
             started(rig, w)
             rig.change("analytics-prod", "owner", "m")
             drive(w, until=synced(w, 1))
-            code, text = _get(w.server_ports[0], "/metrics")
+            code, text = _get(server.ports[0], "/metrics")
         assert code == 200
         assert 'trinogen_watch_events_total{operation="update"} 1.0' in text
         assert "trinogen_watch_batches_total 1.0" in text
@@ -633,11 +633,11 @@ def test_without_prometheus_client_metrics_degrade(tmp_path: Path, wire: ChangeS
     rig = Rig(tmp_path, wire, metrics_port=0)
     w = rig.watcher()
     try:
-        with caplog.at_level(logging.WARNING), w.serving():
+        with caplog.at_level(logging.WARNING), watch.health_server(w).serving() as server:
             assert not w.metrics.available
             started(rig, w)
-            assert _get(w.server_ports[0], "/metrics")[0] == 404
-            assert _get(w.server_ports[0], "/healthz")[0] == 503  # served (loop not in run())
+            assert _get(server.ports[0], "/metrics")[0] == 404
+            assert _get(server.ports[0], "/healthz")[0] == 503  # served (loop not in run())
         assert "install trinogen[metrics]" in caplog.text
         assert rig.commits() == 1
     finally:
@@ -667,12 +667,17 @@ def test_event_to_push_latency_is_logged(rig: Rig, caplog: pytest.LogCaptureFixt
     assert w.metrics.lags == [lag] or abs(w.metrics.lags[0] - lag) < 0.01
 
 
-def test_run_refuses_the_embedded_database(tmp_path: Path, bare_remote: Path) -> None:
-    """`trinogen watch` needs change streams: mongomock:// is refused with a usage error."""
-    settings = settings_for(bare_remote, tmp_path)
-    repo = WorkingCopy(settings.git, str(bare_remote), tmp_path / "wd")
-    with pytest.raises(ConfigError, match="change streams"):
-        watch.run(settings, None, repo)
+def test_watch_command_refuses_the_embedded_database(tmp_path: Path, bare_remote: Path) -> None:
+    """`trinogen watch` needs change streams: mongomock:// is refused with a usage error (exit 2)."""
+    from typer.testing import CliRunner
+
+    from trinogen.cli import app
+
+    env = {"TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+           "TRINOGEN_GIT_REMOTE": str(bare_remote), "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd")}
+    result = CliRunner().invoke(app, ["watch"], env=env, catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "change streams" in result.output
 
 
 def test_lease_is_exclusive_and_expires(rig: Rig) -> None:
@@ -680,11 +685,11 @@ def test_lease_is_exclusive_and_expires(rig: Rig) -> None:
     a = watch.Lease(rig.mongo.source.state, "k", 3.0, owner="a", wall=rig.wall)
     b = watch.Lease(rig.mongo.source.state, "k", 3.0, owner="b", wall=rig.wall)
     assert a.acquire() and not b.acquire()
-    a.save_token({"_data": "01"})
+    a.save(watch.StreamPosition({"_data": "01"}))
     rig.wall.advance(2.9)
     assert not b.acquire() and a.renew()
     rig.wall.advance(3.1)
-    assert b.acquire() and b.token() == {"_data": "01"}
+    assert b.acquire() and b.position() == watch.StreamPosition({"_data": "01"})
     with pytest.raises(watch.LeaseLost):
         a.confirm()
     assert not a.held and b.held
@@ -699,7 +704,3 @@ def test_settings_from_environment() -> None:
     assert (s.watch.debounce_seconds, s.watch.max_await_ms) == (0.5, 300)
     with pytest.raises(ConfigError, match="watch.max_await_ms must be between 1 and 1000"):
         load_settings(None, {"TRINOGEN_WATCH_MAX_AWAIT_MS": "5000"})
-
-
-class _NoSource:
-    state = None

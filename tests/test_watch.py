@@ -36,7 +36,6 @@ from tests.watchrig import Rig, Running, drive, get, in_remote, started, synced
 from trinogen import watch
 from trinogen.errors import ConfigError, SourceUnavailable, UnavailableError
 from trinogen.report import JsonLogFormatter
-from trinogen.settings import WatchSettings
 
 
 @pytest.fixture(scope="module")
@@ -57,26 +56,6 @@ def rig(tmp_path: Path, wire: ChangeStreamServer) -> Iterator[Rig]:
     r = Rig(tmp_path, wire)
     yield r
     r.close()
-
-
-# --- batching -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("events, now, expected", [
-    ([0.0], 0.1, None),  # still inside the debounce window
-    ([0.0], 0.2, "quiet"),  # quiet for debounce_seconds
-    ([0.0, 0.15, 0.3, 0.45], 0.5, None),  # events keep coming: keep collecting
-    ([i * 0.15 for i in range(40)], 6.0, "max_wait"),  # ...but never longer than max_wait
-    ([0.0, 0.01, 0.02], 0.03, "max_batch"),  # max_batch distinct documents
-])
-def test_batch_is_due_when_quiet_full_or_old(events: list[float], now: float,
-                                             expected: str | None) -> None:
-    """A batch is synced after debounce_seconds of quiet, at max_batch documents or max_wait."""
-    w = WatchSettings(debounce_seconds=0.2, max_wait_seconds=5.0, max_batch=3)
-    batch = watch.Batch(started=events[0], last=events[0])
-    for i, t in enumerate(events):
-        batch.add(f"doc-{i % 3 if len(events) == 3 else i % 2}", "update", t, None)
-    assert batch.due(now, w) == expected
 
 
 # --- the loop -----------------------------------------------------------------------------------

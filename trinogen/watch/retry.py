@@ -17,7 +17,8 @@ GIVE_UP: dict[str, tuple[str, type[UnavailableError], str]] = {
 
 def backoff(attempt: int, cap: float) -> float:
     """0.5 s, 1 s, 2 s, ... up to `cap` (attempt counts from 1)."""
-    return float(min(cap, 0.5 * 2 ** max(0, attempt - 1)))
+    # The exponent is bounded: 2 ** n for a large n does not fit a float (OverflowError).
+    return float(min(cap, 0.5 * 2.0 ** min(max(0, attempt - 1), 64)))
 
 
 class Failures:

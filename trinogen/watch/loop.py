@@ -87,7 +87,7 @@ class Watcher:
         self.leadership = Leadership(lease, poll_seconds=self.poll_seconds,
                                      lease_seconds=w.lease_seconds,
                                      failed=lambda e: self._failed("lease", e),
-                                     recovered=lambda: self.failures.clear("lease"))
+                                     recovered=lambda: self._recovered("lease"))
         self._need_full = False
         self.stop = StopRequest(sleep)
         self._running = False
@@ -187,7 +187,7 @@ class Watcher:
         self.at.next_reconcile, self.at.saved_at = now + self.w.reconcile_seconds, now
         self.position = self.saved = position
         self._need_full = position is None
-        self.failures.clear("stream")
+        self._recovered("stream")
         log.info("this replica (%s) leads the watch; %s", self.lease.owner,
                  "resuming after the saved token" if position is not None
                  else "no saved token: a full sync follows the new stream",
@@ -240,8 +240,7 @@ class Watcher:
         except FeedFailed as e:
             self._stream_failed(e)
             return
-        self.failures.clear("stream")
-        self.metrics.failing("stream", 0)
+        self._recovered("stream")
         self.position = self.stream.position or self.position
         self._on_event(event, now)
 
@@ -255,7 +254,7 @@ class Watcher:
             self.metrics.event(event.operation)
             self._position_lost(f"{event.operation} event")
         elif isinstance(event, Ignored):
-            log.warning("ignoring a change event of type %s without a document key",
+            log.warning("ignoring a change event of type %s (not a document change with a key)",
                         event.operation)
         elif isinstance(event, Changed):
             self.metrics.event(event.operation)
@@ -269,7 +268,7 @@ class Watcher:
                     "sync", why, extra={"watch": "resync"})
         self.metrics.failure("history")
         self._close_stream()
-        self.batch = None  # the full sync covers it
+        self.batch = self.work = None  # the full sync covers them
         self.position = None
         self._need_full = True
 
@@ -305,6 +304,10 @@ class Watcher:
         self.saved, self.at.saved_at = position, now
 
     # --- failures --------------------------------------------------------------------------
+
+    def _recovered(self, stage: str) -> None:
+        self.failures.clear(stage)
+        self.metrics.failing(stage, 0)
 
     def _failed(self, stage: str, e: TrinogenError, *, wait: bool = False) -> None:
         """Count a failure in a row; give up beyond watch.max_reconnects; else back off."""
@@ -360,7 +363,7 @@ class Watcher:
         """
         now = self.clock()
         self.work = None
-        self.failures.clear("sync")
+        self._recovered("sync")
         self.metrics.sync(work.kind, "refused")
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
@@ -379,8 +382,7 @@ class Watcher:
 
     def _synced(self, work: Work, outcome: SyncOutcome, started: float) -> None:
         self.work = None
-        self.failures.clear("sync")
-        self.metrics.failing("sync", 0)
+        self._recovered("sync")
         pushed_at, done = self.wall(), self.clock()
         self.metrics.sync(work.kind, "pushed" if outcome.pushed else "unchanged")
         if work.position is not None:

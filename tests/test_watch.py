@@ -533,6 +533,25 @@ def test_watch_command_refuses_the_embedded_database(tmp_path: Path, bare_remote
     assert "change streams" in result.output
 
 
+def test_watch_command_exits_4_when_mongodb_stays_unreachable(tmp_path: Path,
+                                                              bare_remote: Path) -> None:
+    """`trinogen watch` against a MongoDB nobody answers exits 4 after watch.max_reconnects."""
+    from typer.testing import CliRunner
+
+    from trinogen.cli import app
+
+    env = {"TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+           "TRINOGEN_MONGODB_URI": "mongodb://127.0.0.1:1/?directConnection=true",
+           "TRINOGEN_MONGODB_TIMEOUT_MS": "200", "TRINOGEN_WATCH_MAX_RECONNECTS": "2",
+           "TRINOGEN_WATCH_LEASE_SECONDS": "0.3",
+           "TRINOGEN_GIT_REMOTE": str(bare_remote), "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd")}
+    started_at = time.monotonic()
+    result = CliRunner().invoke(app, ["watch"], env=env, catch_exceptions=False)
+    assert result.exit_code == 4, result.output
+    assert "the watch lease" in result.output and "failed 3 times in a row" in result.output
+    assert time.monotonic() - started_at < 20
+
+
 def test_lease_is_exclusive_and_expires(rig: Rig) -> None:
     """Only one owner at a time; another can take the lease only after it expires."""
     a = watch.Lease(rig.mongo.source.state, "k", 3.0, owner="a", wall=rig.wall)

@@ -6,9 +6,11 @@ sleeps), so every timing rule is exact.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -317,3 +319,18 @@ def test_rejected_saved_position_is_discarded_for_a_new_stream_and_full_sync() -
     assert loop.syncer.calls == [()]  # the full sync, after the new stream was opened
     assert loop.lease.saved == pos(100)  # the new stream's position replaces the rejected one
     assert loop.health() == (200, "ok")
+
+
+def test_liveness_file_is_not_touched_while_a_stage_fails(tmp_path: Path) -> None:
+    """The liveness file agrees with /healthz: fresh while healthy, left to age while stuck."""
+    alive = tmp_path / "alive"
+    loop = Loop(w=dataclasses.replace(W, liveness_file=str(alive)))
+    loop.lease.down = True
+    loop.steps(2, every=0.1)  # the first step beats, then the lease fails
+    assert loop.health()[0] == 503
+    alive.unlink()
+    loop.steps(20, every=0.1)  # two more failures, a second apart
+    assert not alive.exists()
+    loop.lease.down = False
+    loop.steps(20, every=0.1)
+    assert alive.exists() and loop.health() == (200, "ok")

@@ -78,7 +78,7 @@ def verdict(s: Snapshot) -> tuple[int, dict[str, Any]]:
 
 
 class Liveness:
-    """Touches `watch.liveness_file` at most once a second while the loop comes round."""
+    """Touches `watch.liveness_file` at most once a second (the loop beats while healthy)."""
 
     def __init__(self, path: str | None) -> None:
         self.path = Path(path) if path else None

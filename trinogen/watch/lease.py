@@ -66,17 +66,15 @@ class Lease:
                                   "expiresAt": now + timedelta(seconds=self.seconds)}
         if not self.held:
             fields["acquiredAt"] = now
-        try:
-            with _mongo("take the watch lease"):
+        with _mongo("take the watch lease"):
+            try:
                 doc = self.state.find_one_and_update(
                     {"_id": self.key, "$or": [{"owner": self.owner}, {"owner": None},
                                               {"expiresAt": {"$lte": now}}]},
                     {"$set": fields}, upsert=True, return_document=ReturnDocument.AFTER,
                 )
-        except LeaseUnavailable as e:
-            if not isinstance(e.__cause__, DuplicateKeyError):
-                raise
-            doc = None  # the document exists and someone else holds it
+            except DuplicateKeyError:  # the document exists and someone else holds it
+                doc = None
         self.held = bool(doc and doc.get("owner") == self.owner)
         return self.held
 

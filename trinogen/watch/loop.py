@@ -146,7 +146,8 @@ class Watcher:
     def step(self) -> None:
         now = self.clock()
         self.at.last_beat = now
-        self.liveness.beat(now)
+        if not self.failures.snapshot():  # the file says what /healthz says: not while stuck
+            self.liveness.beat(now)
         if not self._lead(now):
             return
         if self.stream is None:

@@ -56,6 +56,7 @@ class FakeLease:
         self.saved = saved
         self.saves: list[StreamPosition] = []
         self.down = False
+        self.other = False  # another replica holds the lease
         self.calls = 0
 
     def _call(self) -> None:
@@ -65,11 +66,12 @@ class FakeLease:
 
     def acquire(self) -> bool:
         self._call()
-        self.held = True
-        return True
+        self.held = not self.other
+        return self.held
 
     def renew(self) -> bool:
         self._call()
+        self.held = self.held and not self.other
         return self.held
 
     def confirm(self) -> None:
@@ -334,3 +336,16 @@ def test_liveness_file_is_not_touched_while_a_stage_fails(tmp_path: Path) -> Non
     loop.lease.down = False
     loop.steps(20, every=0.1)
     assert alive.exists() and loop.health() == (200, "ok")
+
+
+def test_losing_the_lease_clears_degraded() -> None:
+    """A standby runs no full sync, so it does not keep reporting the refusal it saw as leader."""
+    loop = started(saved=pos(1))
+    loop.syncer.errors.append(SafetyRefusal("mass prune"))
+    loop.feed.emit("doc-a", pos(2), op="delete")
+    loop.steps(20, every=0.2)
+    assert loop.health() == (200, "degraded")
+    loop.lease.other = True  # another replica took the lease over
+    loop.steps(15, every=0.1)
+    assert loop.w.role == "follower" and loop.w.stream is None
+    assert loop.health() == (200, "ok") and loop.w.refusal is None

@@ -42,14 +42,20 @@ class Leadership:
         self.renewed_at = float("-inf")
         self.next_renew = float("-inf")
         self.next_acquire = float("-inf")
+        self.leading = False
 
     def check(self, now: float, stopping: bool) -> bool | Elected | Deposed:
         """True while leading, False while following; Elected/Deposed when that changes."""
-        return self._keep(now) if self.lease.held else self._take(now, stopping)
+        if not self.leading:
+            return self._take(now, stopping)
+        if not self.lease.held:  # found lost elsewhere (a conditional save, confirm)
+            self.leading = False
+            return Deposed("the lease is held by another replica now")
+        return self._keep(now)
 
     def stepped_down(self, now: float) -> None:
         """The loop gave the lease up (or found it lost): try again after one poll."""
-        self.lease.held = False
+        self.lease.held = self.leading = False
         self.next_acquire = now + self.poll_seconds
 
     def _keep(self, now: float) -> bool | Deposed:
@@ -62,11 +68,13 @@ class Leadership:
             self._failed(e)
             if now - self.renewed_at < self.lease_seconds:
                 return True  # still ours until it expires
+            self.leading = False
             return Deposed(f"the lease could not be renewed for {self.lease_seconds:.0f}s")
         self._recovered()
         if renewed:
             self.renewed_at = now
             return True
+        self.leading = False
         return Deposed(f"the lease was taken over by {self._holder()}")
 
     def _take(self, now: float, stopping: bool) -> bool | Elected:
@@ -84,6 +92,7 @@ class Leadership:
             return False
         self._recovered()
         self.renewed_at, self.next_renew = now, now + self.poll_seconds
+        self.leading = True
         return Elected(position)
 
     def _holder(self) -> str:

@@ -98,10 +98,6 @@ class Watcher:
     def role(self) -> str:
         return "leader" if self.lease.held else "follower"
 
-    @property
-    def stopping(self) -> bool:
-        return self.stop.requested
-
     def request_stop(self, why: str = "stop requested") -> None:
         """See StopRequest: finish the sync in flight, or (twice) abandon it before its push."""
         self.stop(why)
@@ -203,6 +199,7 @@ class Watcher:
         self.batch = self.work = None
         self.position = None
         self._need_full = False
+        self._resolved()  # a standby runs no full sync: the next leader judges the refusal anew
 
     # --- the stream ------------------------------------------------------------------------
 
@@ -369,8 +366,7 @@ class Watcher:
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
         self.refusal = Refusal(work.kind, str(e), len(work.doc_ids), self.wall().isoformat())
-        what = (f"the batch of {len(work.doc_ids)} document(s)" if work.batch
-                else f"the full sync ({work.reason})")
+        what = f"the batch of {len(work.doc_ids)} document(s)" if work.batch else "a full sync"
         log.error("%s was refused and is not retried: %s; its clusters keep their files in git "
                   "and the watch goes on (health: degraded until a full sync succeeds, every "
                   "watch.reconcile_seconds); fix the documents, or run `trinogen sync "
@@ -380,6 +376,10 @@ class Watcher:
             self.at.next_reconcile = now + self.w.reconcile_seconds
         if work.position is not None:  # handled: a restart must not replay it
             self._save(work.position, now)
+
+    def _resolved(self) -> None:
+        self.refusal = None
+        self.metrics.degraded(False)
 
     def _synced(self, work: Work, outcome: SyncOutcome, started: float) -> None:
         self.work = None
@@ -392,8 +392,7 @@ class Watcher:
             self.at.next_reconcile = done + self.w.reconcile_seconds
             if self.refusal is not None:
                 log.info("a full sync succeeded: the refused sync is resolved")
-                self.refusal = None
-                self.metrics.degraded(False)
+                self._resolved()
         message, extra, lag = describe(work, outcome, pushed_at, done - started, done)
         if lag is not None and outcome.pushed:
             self.metrics.lag(lag)

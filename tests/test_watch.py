@@ -607,6 +607,10 @@ def test_unreachable_mongodb_is_unhealthy_then_exits_4(tmp_path: Path, wire: Cha
             code, body = w.health()
             assert code == 503 and body["status"] == "unavailable"
             assert body["failing"] == {fault: w.metrics.counts[f"failures_{fault}"]}
+            exposition = w.metrics.exposition()
+            if exposition is not None:  # prometheus_client is installed
+                assert f'trinogen_watch_failures_in_a_row{{stage="{fault}"}}' in \
+                    exposition[0].decode()
             error = running.ended(timeout=10)
         assert isinstance(error, SourceUnavailable), error
         assert "failed 4 times in a row" in str(error) and int(error.exit_code) == 4
@@ -649,6 +653,11 @@ def test_refused_batch_is_reported_and_later_changes_still_sync(tmp_path: Path,
             assert any("analytics-prod" in p for p in rig.tree())  # the refused prune did not happen
             assert w.metrics.counts["syncs_batch_refused"] == 1  # refused once, never retried
             assert w.health()[1]["status"] == "degraded"
+            exposition = w.metrics.exposition()
+            if exposition is not None:  # prometheus_client is installed
+                text = exposition[0].decode()
+                assert 'trinogen_watch_refused_total{kind="batch"} 1.0' in text
+                assert "trinogen_watch_degraded 1.0" in text
 
             rig.change("analytics-prod", "enabled", True, event=False)  # a person fixes it
             w.at.next_reconcile = 0.0  # as if watch.reconcile_seconds had passed

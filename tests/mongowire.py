@@ -70,6 +70,7 @@ class ChangeStreamServer:
         self.getmore_max_time_ms: list[int] = []
         self.delivered = 0  # events handed to clients (counting re-deliveries after a resume)
         self.commands: list[str] = []
+        self._reject_resume: tuple[int, str] | None = None  # (code, codeName)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -87,6 +88,7 @@ class ChangeStreamServer:
             self.getmores = 0
             self.delivered = 0
             self.commands.clear()
+            self._reject_resume = None
 
     def start(self) -> ChangeStreamServer:
         self._mock.autoresponds(self._handle)
@@ -160,6 +162,14 @@ class ChangeStreamServer:
             self._faults.append((command, kind, times))
             self._cond.notify_all()
 
+    def reject_resume(self, code: int, code_name: str) -> None:
+        """From now on, every aggregate that resumes after a token fails with this error.
+
+        (A server refusing a saved token with a code other than 260, 280 and 286.)
+        """
+        with self._cond:
+            self._reject_resume = (code, code_name)
+
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
@@ -229,6 +239,10 @@ class ChangeStreamServer:
             return self._fault_reply(request, fault)
         with self._cond:
             resume = stage.get("resumeAfter") or stage.get("startAfter")
+            if resume is not None and self._reject_resume is not None:
+                code, code_name = self._reject_resume
+                return bool(request.command_err(code=code, errmsg="cannot resume after this "
+                                                "token", codeName=code_name))
             if resume is not None:
                 seq = token_seq(resume)
                 if seq is None or seq > len(self._events):

@@ -11,146 +11,31 @@ import copy
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bson import ObjectId
+from pymongo.errors import ServerSelectionTimeoutError
 
 from tests.conftest import (
     ROOT,
-    FakeMongo,
     commit_count,
     example_docs,
     git,
-    remote_tree,
-    settings_for,
 )
 from tests.mongowire import ChangeStreamServer
+from tests.watchrig import Rig, Running, drive, get, in_remote, started, synced
 from trinogen import watch
-from trinogen.errors import ConfigError, SourceUnavailable
-from trinogen.gitops import WorkingCopy
+from trinogen.errors import ConfigError, SourceUnavailable, UnavailableError
 from trinogen.report import JsonLogFormatter
-from trinogen.settings import Settings, WatchSettings, replace
-
-WATCH = {"debounce_seconds": 0.2, "max_wait_seconds": 5.0, "max_await_ms": 50,
-         "lease_seconds": 3.0, "reconcile_seconds": 3600.0, "max_reconnects": 3}
-
-
-class FakeWall:
-    """A wall clock the test moves (lease expiry); starts at the real time."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-class SpySource:
-    """The mongomock Source, with hooks on the reads the pipeline makes."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.full_reads: list[int] = []  # wire.aggregates count at each full read
-        self.on_targeted: Callable[[], None] | None = None
-        self.wire: ChangeStreamServer | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def read_all(self) -> Any:
-        self.full_reads.append(len(self.wire.aggregates) if self.wire else -1)
-        return self._inner.read_all()
-
-    def read_targeted(self, doc_ids: Any, cluster_ids: Any) -> Any:
-        hook, self.on_targeted = self.on_targeted, None
-        if hook is not None:
-            hook()
-        return self._inner.read_targeted(doc_ids, cluster_ids)
-
-
-class Rig:
-    """One remote, one mongomock database, one change-stream server; watchers made on demand."""
-
-    def __init__(self, tmp_path: Path, wire: ChangeStreamServer, **watch_overrides: Any) -> None:
-        self.tmp = tmp_path
-        self.wire = wire
-        self.remote = tmp_path / "remote.git"
-        git("init", "--quiet", "--bare", "--initial-branch=main", str(self.remote))
-        self.settings: Settings = settings_for(self.remote, tmp_path,
-                                               watch={**WATCH, **watch_overrides})
-        self.mongo = FakeMongo(self.settings, example_docs())
-        self.source = SpySource(self.mongo.source)
-        self.source.wire = wire
-        self.wall = FakeWall()
-        self.clients: list[Any] = []
-        self.count = 0
-
-    def watcher(self, **kwargs: Any) -> watch.Watcher:
-        self.count += 1
-        client = self.wire.client()
-        self.clients.append(client)
-        repo = WorkingCopy(self.settings.git, str(self.remote), self.tmp / f"workdir-{self.count}")
-        kwargs.setdefault("wall", self.wall)
-        kwargs.setdefault("poll_seconds", 0.05)
-        kwargs.setdefault("sleep", lambda s: None)
-        return watch.Watcher(self.settings, self.source, self.wire.watched(client), repo, **kwargs)
-
-    def close(self) -> None:
-        for c in self.clients:
-            c.close()
-
-    # documents and events
-    def doc(self, cluster_id: str) -> dict[str, Any]:
-        return self.mongo.coll.find_one({"clusterId": cluster_id})  # type: ignore[no-any-return]
-
-    def change(self, cluster_id: str, path: str, value: Any, *, event: bool = True) -> None:
-        self.mongo.set(cluster_id, path, value)
-        if event:
-            doc = self.doc(cluster_id)
-            self.wire.emit("update", doc["_id"], doc)
-
-    def commits(self) -> int:
-        return commit_count(self.remote)
-
-    def tree(self) -> dict[str, bytes]:
-        return remote_tree(self.remote)
-
-    def state(self) -> dict[str, Any]:
-        return self.mongo.source.state.find_one({"_id": "watch:trino.trino_clusters"}) or {}
-
-
-def drive(*watchers: watch.Watcher, until: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Step the watchers round-robin until `until()` holds."""
-    deadline = time.monotonic() + timeout
-    while not until():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out driving the watcher(s)")
-        for w in watchers:
-            w.step()
-
-
-def started(rig: Rig, w: watch.Watcher) -> None:
-    """Lead, open the stream, run the initial full sync (no token saved yet)."""
-    drive(w, until=lambda: w.stream is not None and w.work is None
-          and w.metrics.counts["syncs_full_pushed"] + w.metrics.counts["syncs_full_unchanged"] >= 1)
-
-
-def synced(w: watch.Watcher, batches: int) -> Callable[[], bool]:
-    return lambda: w.metrics.counts["batches"] >= batches and w.work is None and w.batch is None
 
 
 @pytest.fixture(scope="module")
@@ -171,30 +56,6 @@ def rig(tmp_path: Path, wire: ChangeStreamServer) -> Iterator[Rig]:
     r = Rig(tmp_path, wire)
     yield r
     r.close()
-
-
-def in_remote(rig: Rig, text: str) -> bool:
-    return text.encode() in b"".join(rig.tree().values())
-
-
-# --- batching -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("events, now, expected", [
-    ([0.0], 0.1, None),  # still inside the debounce window
-    ([0.0], 0.2, "quiet"),  # quiet for debounce_seconds
-    ([0.0, 0.15, 0.3, 0.45], 0.5, None),  # events keep coming: keep collecting
-    ([i * 0.15 for i in range(40)], 6.0, "max_wait"),  # ...but never longer than max_wait
-    ([0.0, 0.01, 0.02], 0.03, "max_batch"),  # max_batch distinct documents
-])
-def test_batch_is_due_when_quiet_full_or_old(events: list[float], now: float,
-                                             expected: str | None) -> None:
-    """A batch is synced after debounce_seconds of quiet, at max_batch documents or max_wait."""
-    w = WatchSettings(debounce_seconds=0.2, max_wait_seconds=5.0, max_batch=3)
-    batch = watch.Batch(started=events[0], last=events[0])
-    for i, t in enumerate(events):
-        batch.add(f"doc-{i % 3 if len(events) == 3 else i % 2}", "update", t, None)
-    assert batch.due(now, w) == expected
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -465,7 +326,7 @@ settings = load_settings(root + "/config/demo.yaml", environ={}, overrides=overr
 source = connect(settings.mongodb)  # mongomock://, seeded with the examples
 client = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)
 repo = WorkingCopy(settings.git, settings.git.remote, __import__("pathlib").Path(settings.git.workdir))
-code = watch.run(settings, None, repo, source=source, stream_collection=client.trino.trino_clusters)
+code = watch.run(settings, watch.compose(settings, source, client.trino.trino_clusters, repo))
 client.close()
 sys.exit(code)
 """
@@ -559,7 +420,7 @@ def test_paused_ex_leader_cannot_push_or_save_its_token(rig: Rig) -> None:
     assert w1.metrics.counts["syncs_batch_abandoned"] == 1
     assert rig.commits() == 1  # w1's commit never left its working copy
     with pytest.raises(watch.LeaseLost):
-        w1.lease.save_token({"_data": "ff"})
+        w1.lease.save(watch.StreamPosition({"_data": "ff"}))
     assert rig.state()["resumeToken"] == saved and rig.state()["owner"] == w2.lease.owner
     drive(w2, until=synced(w2, 1))  # the new leader replays the batch: nothing lost
     assert rig.commits() == 2 and w2.metrics.counts["events"] == 1
@@ -568,38 +429,30 @@ def test_paused_ex_leader_cannot_push_or_save_its_token(rig: Rig) -> None:
 # --- operability --------------------------------------------------------------------------------
 
 
-def _get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
 def test_health_endpoint_and_liveness_file(tmp_path: Path, wire: ChangeStreamServer) -> None:
     """/healthz is 200 while the loop runs and came round recently, 503 otherwise; the file is touched."""
     alive = tmp_path / "alive"
     rig = Rig(tmp_path, wire, health_port=0, liveness_file=str(alive))
     w = rig.watcher(sleep=None)
     try:
-        with w.serving():
-            (port,) = w.server_ports
-            assert _get(port, "/healthz")[0] == 503  # not running yet
+        with watch.health_server(w).serving() as server:
+            (port,) = server.ports
+            assert get(port, "/healthz")[0] == 503  # not running yet
             thread = threading.Thread(target=w.run)
             thread.start()
             wire.wait_for(lambda: alive.exists() and w.stream is not None, what="the loop")
-            code, body = _get(port, "/healthz")
+            code, body = get(port, "/healthz")
             assert code == 200 and json.loads(body)["role"] == "leader"
             first = alive.stat().st_mtime_ns
             wire.wait_for(lambda: alive.stat().st_mtime_ns > first, what="a fresh touch")
             w.stale_after = -1.0  # as if the loop had not come round for too long
-            assert _get(port, "/healthz")[0] == 503
+            assert get(port, "/healthz")[0] == 503
             w.stale_after = 60.0
             w.request_stop("test")
             thread.join(10)
             assert not thread.is_alive()
-            assert _get(port, "/healthz")[0] == 503
-            assert _get(port, "/nope")[0] == 404
+            assert get(port, "/healthz")[0] == 503
+            assert get(port, "/nope")[0] == 404
     finally:
         rig.close()
 
@@ -610,11 +463,11 @@ def test_metrics_endpoint(tmp_path: Path, wire: ChangeStreamServer) -> None:
     rig = Rig(tmp_path, wire, metrics_port=0)
     w = rig.watcher()
     try:
-        with w.serving():
+        with watch.health_server(w).serving() as server:
             started(rig, w)
             rig.change("analytics-prod", "owner", "m")
             drive(w, until=synced(w, 1))
-            code, text = _get(w.server_ports[0], "/metrics")
+            code, text = get(server.ports[0], "/metrics")
         assert code == 200
         assert 'trinogen_watch_events_total{operation="update"} 1.0' in text
         assert "trinogen_watch_batches_total 1.0" in text
@@ -633,11 +486,11 @@ def test_without_prometheus_client_metrics_degrade(tmp_path: Path, wire: ChangeS
     rig = Rig(tmp_path, wire, metrics_port=0)
     w = rig.watcher()
     try:
-        with caplog.at_level(logging.WARNING), w.serving():
+        with caplog.at_level(logging.WARNING), watch.health_server(w).serving() as server:
             assert not w.metrics.available
             started(rig, w)
-            assert _get(w.server_ports[0], "/metrics")[0] == 404
-            assert _get(w.server_ports[0], "/healthz")[0] == 503  # served (loop not in run())
+            assert get(server.ports[0], "/metrics")[0] == 404
+            assert get(server.ports[0], "/healthz")[0] == 503  # served (loop not in run())
         assert "install trinogen[metrics]" in caplog.text
         assert rig.commits() == 1
     finally:
@@ -667,12 +520,36 @@ def test_event_to_push_latency_is_logged(rig: Rig, caplog: pytest.LogCaptureFixt
     assert w.metrics.lags == [lag] or abs(w.metrics.lags[0] - lag) < 0.01
 
 
-def test_run_refuses_the_embedded_database(tmp_path: Path, bare_remote: Path) -> None:
-    """`trinogen watch` needs change streams: mongomock:// is refused with a usage error."""
-    settings = settings_for(bare_remote, tmp_path)
-    repo = WorkingCopy(settings.git, str(bare_remote), tmp_path / "wd")
-    with pytest.raises(ConfigError, match="change streams"):
-        watch.run(settings, None, repo)
+def test_watch_command_refuses_the_embedded_database(tmp_path: Path, bare_remote: Path) -> None:
+    """`trinogen watch` needs change streams: mongomock:// is refused with a usage error (exit 2)."""
+    from typer.testing import CliRunner
+
+    from trinogen.cli import app
+
+    env = {"TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+           "TRINOGEN_GIT_REMOTE": str(bare_remote), "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd")}
+    result = CliRunner().invoke(app, ["watch"], env=env, catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "change streams" in result.output
+
+
+def test_watch_command_exits_4_when_mongodb_stays_unreachable(tmp_path: Path,
+                                                              bare_remote: Path) -> None:
+    """`trinogen watch` against a MongoDB nobody answers exits 4 after watch.max_reconnects."""
+    from typer.testing import CliRunner
+
+    from trinogen.cli import app
+
+    env = {"TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+           "TRINOGEN_MONGODB_URI": "mongodb://127.0.0.1:1/?directConnection=true",
+           "TRINOGEN_MONGODB_TIMEOUT_MS": "200", "TRINOGEN_WATCH_MAX_RECONNECTS": "2",
+           "TRINOGEN_WATCH_LEASE_SECONDS": "0.3",
+           "TRINOGEN_GIT_REMOTE": str(bare_remote), "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd")}
+    started_at = time.monotonic()
+    result = CliRunner().invoke(app, ["watch"], env=env, catch_exceptions=False)
+    assert result.exit_code == 4, result.output
+    assert "the watch lease" in result.output and "failed 3 times in a row" in result.output
+    assert time.monotonic() - started_at < 20
 
 
 def test_lease_is_exclusive_and_expires(rig: Rig) -> None:
@@ -680,11 +557,11 @@ def test_lease_is_exclusive_and_expires(rig: Rig) -> None:
     a = watch.Lease(rig.mongo.source.state, "k", 3.0, owner="a", wall=rig.wall)
     b = watch.Lease(rig.mongo.source.state, "k", 3.0, owner="b", wall=rig.wall)
     assert a.acquire() and not b.acquire()
-    a.save_token({"_data": "01"})
+    a.save(watch.StreamPosition({"_data": "01"}))
     rig.wall.advance(2.9)
     assert not b.acquire() and a.renew()
     rig.wall.advance(3.1)
-    assert b.acquire() and b.token() == {"_data": "01"}
+    assert b.acquire() and b.position() == watch.StreamPosition({"_data": "01"})
     with pytest.raises(watch.LeaseLost):
         a.confirm()
     assert not a.held and b.held
@@ -701,5 +578,122 @@ def test_settings_from_environment() -> None:
         load_settings(None, {"TRINOGEN_WATCH_MAX_AWAIT_MS": "5000"})
 
 
-class _NoSource:
-    state = None
+# --- a stuck watcher is visible (health, metrics, exit code) ------------------------------------
+
+
+class Unreachable:
+    """A state collection on a MongoDB that cannot be reached."""
+
+    def __getattr__(self, name: str) -> Any:
+        def fail(*args: Any, **kwargs: Any) -> Any:
+            raise ServerSelectionTimeoutError("127.0.0.1:1: [Errno 111] Connection refused")
+
+        return fail
+
+
+@pytest.mark.parametrize("fault", ["lease", "stream"])
+def test_unreachable_mongodb_is_unhealthy_then_exits_4(tmp_path: Path, wire: ChangeStreamServer,
+                                                       fault: str) -> None:
+    """MongoDB failing for the lease or the stream: /healthz 503 while retrying, then exit 4."""
+    rig = Rig(tmp_path, wire, max_reconnects=3)
+    try:
+        if fault == "lease":
+            rig.source.state = Unreachable()
+        else:
+            rig.wire.fail("aggregate", "unauthorized", times=20)
+        w = rig.watcher(sleep=None, poll_seconds=0.3)
+        with Running(w) as running:
+            running.wait(lambda: w.metrics.counts[f"failures_{fault}"] >= 1, "a failure")
+            code, body = w.health()
+            assert code == 503 and body["status"] == "unavailable"
+            assert body["failing"] == {fault: w.metrics.counts[f"failures_{fault}"]}
+            exposition = w.metrics.exposition()
+            if exposition is not None:  # prometheus_client is installed
+                assert f'trinogen_watch_failures_in_a_row{{stage="{fault}"}}' in \
+                    exposition[0].decode()
+            error = running.ended(timeout=10)
+        assert isinstance(error, SourceUnavailable), error
+        assert "failed 4 times in a row" in str(error) and int(error.exit_code) == 4
+    finally:
+        rig.close()
+
+
+def test_sync_failing_forever_exits_4(rig: Rig) -> None:
+    """A batch whose sync keeps failing (the git remote is gone) is retried, then exits 4."""
+    sleeps: list[float] = []
+    w = rig.watcher(sleep=sleeps.append)
+    started(rig, w)
+    shutil.rmtree(rig.remote)
+    rig.change("analytics-prod", "owner", "never_pushed")
+    with pytest.raises(UnavailableError, match="sync .* failed 4 times in a row") as e:
+        drive(w, until=lambda: False, timeout=60)
+    assert int(e.value.exit_code) == 4
+    assert sleeps == [0.5, 1.0, 1.0]
+    assert w.metrics.counts["syncs_batch_failed"] == 4
+
+
+def test_refused_batch_is_reported_and_later_changes_still_sync(tmp_path: Path,
+                                                                wire: ChangeStreamServer) -> None:
+    """A batch the prune guard refuses is not retried: health says degraded, later changes land."""
+    rig = Rig(tmp_path, wire, sync={"max_prune_count": 1, "max_prune_share": 0.0})
+    try:
+        w = rig.watcher(sleep=None)
+        with Running(w) as running:
+            running.wait(lambda: w.metrics.counts["syncs_full_pushed"] == 1 and w.work is None,
+                         "the initial full sync")
+            rig.change("analytics-prod", "enabled", False)
+            rig.change("etl-batch", "enabled", False)  # 2 prunes: more than both limits
+            running.wait(lambda: w.metrics.counts["refused"] == 1, "the refusal")
+            code, body = w.health()
+            assert (code, body["status"]) == (200, "degraded")
+            assert body["refused"]["kind"] == "batch" and "prune 2 of 3" in body["refused"]["message"]
+            rig.change("adhoc-dev", "owner", "after_the_refusal")
+            running.wait(lambda: rig.commits() == 2, "the next batch's commit")
+            assert in_remote(rig, "after_the_refusal")
+            assert any("analytics-prod" in p for p in rig.tree())  # the refused prune did not happen
+            assert w.metrics.counts["syncs_batch_refused"] == 1  # refused once, never retried
+            assert w.health()[1]["status"] == "degraded"
+            exposition = w.metrics.exposition()
+            if exposition is not None:  # prometheus_client is installed
+                text = exposition[0].decode()
+                assert 'trinogen_watch_refused_total{kind="batch"} 1.0' in text
+                assert "trinogen_watch_degraded 1.0" in text
+
+            rig.change("analytics-prod", "enabled", True, event=False)  # a person fixes it
+            w.at.next_reconcile = 0.0  # as if watch.reconcile_seconds had passed
+            running.wait(lambda: w.metrics.counts["syncs_full_pushed"] == 2, "the reconcile")
+            assert w.health()[:1] == (200,) and w.health()[1]["status"] == "ok"
+            assert not any("etl-batch" in p for p in rig.tree())  # one prune: allowed now
+    finally:
+        rig.close()
+
+
+def test_rejected_saved_token_is_discarded_for_a_full_resync(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    """A saved token refused with an unexpected code is dropped: new stream, full sync, no loop."""
+    w1 = rig.watcher()
+    started(rig, w1)
+    rig.change("adhoc-dev", "owner", "before_restart")
+    drive(w1, until=synced(w1, 1))
+    w1.close()
+    old = rig.state()["resumeToken"]
+    rig.wire.reject_resume(9, "FailedToParse")  # not 260, 280 or 286
+    rig.change("analytics-prod", "owner", "changed_while_down")
+    w2 = rig.watcher()
+    with caplog.at_level(logging.WARNING, logger="trinogen.watch"):
+        drive(w2, until=lambda: w2.metrics.counts["syncs_full_pushed"] == 1 and w2.work is None)
+    assert rig.wire.aggregates[-2]["resumeAfter"] == old  # tried once...
+    assert "resumeAfter" not in rig.wire.aggregates[-1]  # ...then from now
+    assert in_remote(rig, "changed_while_down")
+    assert rig.state()["resumeToken"] != old
+    assert "rejected the saved resume token" in caplog.text and "FailedToParse" in caplog.text
+
+
+def test_idle_leader_keeps_the_saved_token_recent(rig: Rig) -> None:
+    """While idle, the stream's newer position is saved (an old token may leave the oplog)."""
+    w = rig.watcher()
+    started(rig, w)
+    saved = rig.state()["resumeToken"]
+    rig.wire.emit("createIndexes")  # moves the stream on without a document change
+    drive(w, until=lambda: rig.state()["resumeToken"] == rig.wire.last_token, timeout=5)
+    assert rig.state()["resumeToken"] != saved and w.metrics.counts["syncs"] == 1

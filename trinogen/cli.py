@@ -197,11 +197,16 @@ def watch(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
     """Follow MongoDB change streams and sync changed clusters within seconds (long-running)."""
 
     def run() -> int:
+        from trinogen import source
         from trinogen import watch as watch_mod
 
         settings = _settings(ctx, config, set_, {"git.remote": remote})
-        return watch_mod.run(settings, vault_factory=_vault_factory(settings),
-                             working_copy=_working_copy(settings))
+        watch_mod.require_change_streams(settings)
+        # One pymongo client: documents, status, lease and the change stream.
+        mongo = source.connect(settings.mongodb)
+        watcher = watch_mod.compose(settings, mongo, mongo.collection, _working_copy(settings),
+                                    reader_factory=_vault_factory(settings))
+        return watch_mod.run(settings, watcher)
 
     _exit(run, "text")
 

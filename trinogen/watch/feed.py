@@ -1,0 +1,173 @@
+"""The change feed: pymongo's change stream as typed events and typed failures.
+
+The only module of the watcher that speaks pymongo's change-stream API. pymongo resumes by
+itself after a network error, CursorNotFound or a resumable error label; what reaches the loop
+is what it cannot handle: a position the server no longer accepts, or a failure to retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from trinogen.errors import SourceUnavailable
+from trinogen.source import doc_key
+from trinogen.watch.position import StreamPosition
+
+# Document changes that start a targeted sync.
+DOCUMENT_EVENTS = ("insert", "update", "replace", "delete")
+# Events after which the stream cannot go on (or the collection is gone): full sync, new stream.
+STREAM_END_EVENTS = ("invalidate", "drop", "rename", "dropDatabase")
+PIPELINE: list[dict[str, Any]] = [
+    {"$match": {"operationType": {"$in": [*DOCUMENT_EVENTS, *STREAM_END_EVENTS]}}}
+]
+# Server errors meaning "this resume token is no longer usable": resuming cannot work.
+TOKEN_LOST_CODES = {
+    286: "ChangeStreamHistoryLost",
+    280: "ChangeStreamFatalError",
+    260: "InvalidResumeToken",
+}
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A document was inserted, updated, replaced or deleted."""
+
+    doc_id: str  # canonical Extended JSON of the _id (trinogen.source.doc_key)
+    operation: str
+    at: datetime | None  # server time of the change
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The stream cannot go on (invalidate, drop, rename, dropDatabase)."""
+
+    operation: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An event the watcher does not act on (an unknown type, or no document key)."""
+
+    operation: str
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """No event within max_await_ms; `open` is False when the server ended the cursor."""
+
+    open: bool = True
+
+
+Event = Changed | Ended | Ignored | Quiet
+
+
+# --- failures (in the one error tree: MongoDB could not be used) --------------------------------
+
+
+class FeedFailed(SourceUnavailable):
+    """The change stream failed beyond what pymongo resumes by itself."""
+
+
+class PositionLost(FeedFailed):
+    """The server says the stream's position is no longer usable (history lost, fatal)."""
+
+
+class PositionRejected(FeedFailed):
+    """The server refused to open a stream after the given position."""
+
+
+def _describe(e: Exception) -> str:
+    code = getattr(e, "code", None)
+    name = TOKEN_LOST_CODES.get(code) if isinstance(code, int) else None
+    details = getattr(e, "details", None)
+    name = name or (details.get("codeName") if isinstance(details, Mapping) else None)
+    label = f" {name} ({code})" if code is not None else ""
+    return f"{type(e).__name__}{label}: {str(e)[:300]}"
+
+
+def event_time(event: Mapping[str, Any]) -> datetime | None:
+    """When the change happened on the server: wallTime (MongoDB 6+) or clusterTime."""
+    wall = event.get("wallTime")
+    if isinstance(wall, datetime):
+        return wall if wall.tzinfo else wall.replace(tzinfo=UTC)
+    cluster_time = event.get("clusterTime")
+    if cluster_time is not None and hasattr(cluster_time, "as_datetime"):
+        return cluster_time.as_datetime()  # type: ignore[no-any-return]
+    return None
+
+
+def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
+    """A typed event from one raw change document (None: nothing within max_await_ms)."""
+    if raw is None:
+        return Quiet(open=alive)
+    operation = str(raw.get("operationType"))
+    if operation in STREAM_END_EVENTS:
+        return Ended(operation)
+    key = raw.get("documentKey")
+    if operation not in DOCUMENT_EVENTS or not isinstance(key, Mapping) or "_id" not in key:
+        return Ignored(operation)
+    return Changed(doc_key(key["_id"]), operation, event_time(raw))
+
+
+# --- the adapter --------------------------------------------------------------------------------
+
+
+class ChangeStream:
+    """One open pymongo change stream; `next()` makes at most one getMore."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    @property
+    def position(self) -> StreamPosition | None:
+        return StreamPosition.of(self._stream.resume_token)
+
+    def next(self) -> Event:
+        from pymongo.errors import OperationFailure, PyMongoError
+
+        try:
+            raw = self._stream.try_next()
+        except OperationFailure as e:
+            if e.code in TOKEN_LOST_CODES:
+                raise PositionLost(_describe(e)) from e
+            raise FeedFailed(_describe(e)) from e
+        except PyMongoError as e:
+            raise FeedFailed(_describe(e)) from e
+        return to_event(raw, alive=bool(self._stream.alive))
+
+    def close(self) -> None:
+        with suppress(Exception):  # closing a broken stream may fail again: nothing to do
+            self._stream.close()
+
+
+class ChangeFeed:
+    """Opens change streams on one collection (`full_document="updateLookup"`)."""
+
+    def __init__(self, collection: Any, max_await_ms: int) -> None:
+        self.collection = collection
+        self.max_await_ms = max_await_ms  # settings keep it within 1..1000 ms
+
+    def open(self, after: StreamPosition | None) -> ChangeStream:
+        """A stream from `after`, or from now; PositionRejected when the server refuses `after`."""
+        from pymongo.errors import OperationFailure, PyMongoError
+
+        try:
+            stream = self.collection.watch(
+                PIPELINE, full_document="updateLookup",
+                resume_after=after.document() if after is not None else None,
+                max_await_time_ms=self.max_await_ms,
+            )
+        except OperationFailure as e:
+            # The server answered, and refused: with a position, the position may be the cause
+            # (the loop finds out by opening from now).
+            raise (PositionRejected if after is not None else FeedFailed)(_describe(e)) from e
+        except PyMongoError as e:
+            raise FeedFailed(_describe(e)) from e
+        return ChangeStream(stream)

@@ -1,0 +1,77 @@
+"""One sync as the loop sees it: the pipeline behind a small callable, and its log line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from trinogen.watch.decision import Work
+
+
+@dataclass(frozen=True)
+class SyncOutcome:
+    """What one sync did."""
+
+    pushed: bool
+    commit: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # plan counts: added, updated, ...
+    failed: int = 0  # clusters that failed (reported, their files kept)
+
+
+class Syncer(Protocol):
+    """Run one sync of `doc_ids` (empty: full); call `before_push` right before pushing.
+
+    Raises TrinogenError subclasses: SafetyRefusal, LeaseLost (from before_push), Interrupted,
+    ConfigError, or an UnavailableError.
+    """
+
+    def __call__(self, doc_ids: tuple[str, ...], before_push: Callable[[], None]) -> SyncOutcome:
+        ...
+
+
+def pipeline_syncer(settings: Any, source: Any, repo: Any,
+                    reader_factory: Callable[[], Any] | None) -> Syncer:
+    """The real syncer: `pipeline.sync` with one Renderer (templates compiled once)."""
+    from trinogen import pipeline
+    from trinogen.render import Renderer
+
+    renderer = Renderer(settings)
+
+    def sync(doc_ids: tuple[str, ...], before_push: Callable[[], None]) -> SyncOutcome:
+        options = pipeline.SyncOptions(doc_ids=doc_ids, before_push=before_push)
+        report = pipeline.sync(settings, source, repo, options=options,
+                               reader_factory=reader_factory, renderer=renderer)
+        counts = report.plan.counts() if report.plan else {}
+        return SyncOutcome(bool(report.pushed), report.commit, dict(counts), len(report.failed))
+
+    return sync
+
+
+def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,
+             seconds: float, done: float) -> tuple[str, dict[str, Any], float | None]:
+    """The log message and structured fields of a finished sync, and its event-to-push lag."""
+    extra: dict[str, Any] = {
+        "watch": "sync", "kind": work.kind, "reason": work.reason, "commit": outcome.commit,
+        "pushed": outcome.pushed, "syncSeconds": round(seconds, 3),
+        "failedClusters": outcome.failed,
+        **{f"clusters{k.capitalize()}": v for k, v in outcome.counts.items()},
+    }
+    b = work.batch
+    result = (f"commit {outcome.commit[:12]} pushed" if outcome.pushed and outcome.commit
+              else "nothing to commit")
+    if b is None:
+        return f"full sync ({work.reason}): {result} in {seconds:.3f}s", extra, None
+    local = done - b.started
+    extra.update({"documents": len(b.doc_ids), "events": b.events,
+                  "operations": dict(b.operations), "receiveToPushSeconds": round(local, 3)})
+    what = f"{len(b.doc_ids)} document(s) from {b.events} event(s): {result} in {seconds:.3f}s"
+    if b.oldest_event_at is None:
+        return what, extra, None
+    lag = (pushed_at - b.oldest_event_at).total_seconds()
+    extra["eventToPushSeconds"] = round(lag, 3)
+    if b.newest_event_at is not None:
+        extra["newestEventToPushSeconds"] = round(
+            (pushed_at - b.newest_event_at).total_seconds(), 3)
+    return f"{what}; event-to-push {lag:.3f}s (receive-to-push {local:.3f}s)", extra, lag

@@ -75,6 +75,15 @@ def example_docs() -> list[dict[str, Any]]:
     return [json_util.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
 
 
+def portable_docs() -> list[dict[str, Any]]:
+    """The shipped examples without connectors: documents FerretDB v1 can store (it refuses keys
+    containing '.', such as "connector.name")."""
+    docs = example_docs()
+    for d in docs:
+        d["connectors"] = []
+    return docs
+
+
 def demo_settings(**sections: dict[str, Any]) -> Settings:
     """The demo's settings file (defaults, profiles, examples) with sections overridden."""
     settings = load_settings(ROOT / "config" / "demo.yaml", environ={})

@@ -30,6 +30,7 @@ from tests.conftest import (
     example_docs,
     git,
     needs,
+    portable_docs,
     remote_tree,
     settings_for,
 )
@@ -43,14 +44,6 @@ from trinogen.source import doc_key
 
 HAS_FERRETDB = needs(ferretdb.available(), "FerretDB is not built and Go is not installed to build it")
 CLUSTERS = {"analytics-prod", "adhoc-dev", "etl-batch"}
-
-
-def portable_docs() -> list[dict[str, Any]]:
-    """The shipped examples without connectors: documents FerretDB v1 can store."""
-    docs = example_docs()
-    for d in docs:
-        d["connectors"] = []
-    return docs
 
 
 class InProcess:

@@ -6,7 +6,7 @@ written once. Change streams are not here: FerretDB has none (tests/test_watch.p
 
 FerretDB v1 refuses keys containing '.', and every connector property is such a key
 ("connector.name"), so the documents here are the shipped examples without their connectors
-(test_ferretdb_refuses_dotted_keys pins that difference; README "Running on FerretDB").
+(test_ferretdb_refuses_dotted_keys pins that difference; README "MongoDB servers, and FerretDB").
 """
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ def test_cli_validate_sync_and_status_over_the_wire(served: tuple[dict[str, str]
     assert commit_count(remote) == 1 and "trino-applications/broken.yaml" not in remote_tree(remote)
 
 
-# --- what differs from MongoDB (README "Running on FerretDB"); each fails if FerretDB changes -----
+# --- what differs from MongoDB (README "MongoDB servers, and FerretDB"); fails if FerretDB changes
 
 
 @HAS_FERRETDB

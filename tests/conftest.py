@@ -75,6 +75,15 @@ def example_docs() -> list[dict[str, Any]]:
     return [json_util.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
 
 
+def portable_docs() -> list[dict[str, Any]]:
+    """The shipped examples without connectors: documents FerretDB v1 can store (it refuses keys
+    containing '.', such as "connector.name")."""
+    docs = example_docs()
+    for d in docs:
+        d["connectors"] = []
+    return docs
+
+
 def demo_settings(**sections: dict[str, Any]) -> Settings:
     """The demo's settings file (defaults, profiles, examples) with sections overridden."""
     settings = load_settings(ROOT / "config" / "demo.yaml", environ={})
@@ -135,6 +144,56 @@ class FakeMongo:
 
     def set(self, cluster_id: str, path: str, value: Any) -> None:
         self.coll.update_one({"clusterId": cluster_id}, {"$set": {path: value}})
+
+
+class RealMongo:
+    """A database of its own on a real MongoDB-wire server (FerretDB), seeded with pymongo.
+
+    Same face as FakeMongo. `coll` is the tests' own client, independent of trinogen's; `source`
+    and `settings` are what trinogen uses, built the way the CLI builds them (from the URI).
+    """
+
+    made = 0
+
+    def __init__(self, server: Any, settings: Settings, docs: list[dict[str, Any]]) -> None:
+        from trinogen import source
+
+        RealMongo.made += 1
+        self.database = f"trinogen_test_{os.getpid()}_{RealMongo.made}"
+        self.settings = replace(settings, mongodb={"uri": server.uri, "database": self.database})
+        self.client = server.client()
+        self.source = source.connect(self.settings.mongodb)
+        if docs:
+            self.coll.insert_many(copy.deepcopy(docs))
+
+    @property
+    def coll(self) -> Any:
+        return self.client[self.database][self.settings.mongodb.collection]
+
+    @property
+    def status(self) -> Any:
+        return self.client[self.database][self.settings.mongodb.status_collection]
+
+    def set(self, cluster_id: str, path: str, value: Any) -> None:
+        self.coll.update_one({"clusterId": cluster_id}, {"$set": {path: value}})
+
+    def close(self) -> None:
+        self.client.drop_database(self.database)
+        self.client.close()
+        self.source.client.close()
+
+
+@pytest.fixture(scope="session")
+def ferretdb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One FerretDB (SQLite backend) for the session; each RealMongo uses a database of its own.
+
+    Built on first use and cached outside the clone (tests/ferretdb.py). Tests that use it mark
+    themselves with `needs(tests.ferretdb.available(), ...)`.
+    """
+    from tests.ferretdb import ferretdb
+
+    with ferretdb(tmp_path_factory.mktemp("ferretdb")) as server:
+        yield server
 
 
 @pytest.fixture

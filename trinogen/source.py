@@ -178,7 +178,7 @@ def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
 
 def _refused(where: str, doc: Any, reason: str) -> RawDocument:
     try:
-        key = doc_key(doc.get("_id")) if isinstance(doc, dict) else None
+        key = doc_key(doc["_id"]) if isinstance(doc, dict) and "_id" in doc else None
     except Exception:  # noqa: BLE001 - an _id that cannot even be written down
         key = None
     body = doc if isinstance(doc, dict) else {}
@@ -210,10 +210,17 @@ def load_seed(directory: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[R
         items = data if isinstance(data, list) else [data]
         for i, item in enumerate(items):
             where = f"seed file {path.name}" + (f" item {i}" if isinstance(data, list) else "")
-            if isinstance(item, dict):
-                docs.append((where, item))
-            else:
+            if not isinstance(item, dict):
                 refused.append(_refused(where, item, "is not a document"))
+            elif "_id" not in item:
+                # The database would invent a new ObjectId on every run (the seed is loaded
+                # afresh each time), so the cluster's files would change on every sync. An _id
+                # derived from clusterId would instead turn a rename into delete + add and could
+                # collide with another document's real _id: refuse, as the README's table says.
+                refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
+                                        '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
+            else:
+                docs.append((where, item))
     return docs, refused, complete
 
 

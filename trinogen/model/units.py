@@ -49,9 +49,9 @@ def quantity_value(text: str) -> Decimal | None:
         return None
     suffix = m.group(2) or ""
     try:
-        if suffix[:1] in ("e", "E"):
-            return Decimal(m.group(1)) * (Decimal(10) ** int(suffix[1:]))
-        return Decimal(m.group(1)) * Decimal(str(_QUANTITY_UNITS[suffix]))
+        if suffix in _QUANTITY_UNITS:  # before the exponent: "E" and "Ei" are units (exa, exbi)
+            return Decimal(m.group(1)) * Decimal(str(_QUANTITY_UNITS[suffix]))
+        return Decimal(m.group(1)) * (Decimal(10) ** int(suffix[1:]))
     except (InvalidOperation, OverflowError, ValueError):
         return None
 

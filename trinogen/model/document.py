@@ -72,24 +72,24 @@ def claimed_cluster_id(raw: RawDocument) -> str | None:
 
 def classify(raw: RawDocument, settings: Settings) -> Outcome:
     """Validate one document (defaults and profile merged underneath it)."""
-    refused = _refused(raw)
+    label = document_label(raw)
+    cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
+    refused = _refused(raw, label, cid)
     if refused is not None:
         return refused
     if raw.body.get("enabled") is False:
-        return Disabled(raw.doc_id, claimed_cluster_id(raw))
-    c = Checker(document_label(raw), settings.validation.unknown_fields)
+        return Disabled(raw.doc_id, cid)
+    c = Checker(label, settings.validation.unknown_fields)
     cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c)
     if c.problems or cluster is None:
         if not c.problems:  # pragma: no cover - _cluster returns None only with problems
             c.error("", "invalid document")
-        return Failed(raw.doc_id, claimed_cluster_id(raw), tuple(dict.fromkeys(c.problems)))
+        return Failed(raw.doc_id, cid, tuple(dict.fromkeys(c.problems)))
     return cluster
 
 
-def _refused(raw: RawDocument) -> Failed | None:
+def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
     """A document that is not walked at all: unreadable, not an object, too deep, _id too long."""
-    label = document_label(raw)
-    cid = claimed_cluster_id(raw)
     if raw.unreadable:
         return Failed(raw.doc_id, cid, (Problem(label, "", raw.unreadable),))
     if not isinstance(raw.body, MAPS):

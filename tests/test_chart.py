@@ -27,8 +27,8 @@ import yaml
 from tests import javaprops
 from tests.conftest import CHART_DIR, ROOT, demo_settings, example_docs, needs
 from trinogen.model import Cluster, RawDocument, classify
-from trinogen.render import Renderer, SecretData
-from trinogen.secrets import Secret
+from trinogen.render import Renderer
+from trinogen.secrets import Secret, SecretData
 from trinogen.settings import Settings
 from trinogen.source import doc_key
 

@@ -30,9 +30,9 @@ def test_wheel_ships_the_templates(tmp_path: Path) -> None:
 
 def test_renderer_finds_packaged_templates_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside an installed wheel, templates come from the package, not the source tree."""
-    import trinogen.render as render
+    import trinogen.render.templates as templates
 
     fake = tmp_path / "trinogen"
     (fake / "_templates").mkdir(parents=True)
-    monkeypatch.setattr(render, "__file__", str(fake / "render.py"))
-    assert render.builtin_templates_dir() == fake / "_templates"
+    monkeypatch.setattr(templates, "__file__", str(fake / "render" / "templates.py"))
+    assert templates.builtin_templates_dir() == fake / "_templates"

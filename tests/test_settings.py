@@ -105,3 +105,138 @@ def test_output_roots_are_relative_and_disjoint(tmp_path: Path, section: str, me
     """Output directories are clean relative paths that do not contain one another."""
     with pytest.raises(ConfigError, match=message):
         load_settings(write(tmp_path, section), {})
+
+
+# --- precedence: one row per layer -------------------------------------------------------------
+
+_FILE = "git:\n  branch: from-file\n"
+_ENV = {"TRINOGEN_GIT_BRANCH": "from-env"}
+_FLAGS = {"git.branch": "from-flag"}
+
+
+@pytest.mark.parametrize(("file", "env", "flags", "expected"), [
+    (False, False, False, "main"),        # the documented default
+    (True, False, False, "from-file"),    # the file beats the default
+    (True, True, False, "from-env"),      # TRINOGEN_* beats the file
+    (True, True, True, "from-flag"),      # a flag beats everything
+    (False, True, False, "from-env"),     # env alone beats the default
+    (False, False, True, "from-flag"),    # a flag alone beats the default
+    (True, False, True, "from-flag"),     # a flag beats the file without env in between
+])
+def test_each_layer_overrides_the_ones_below(
+    tmp_path: Path, file: bool, env: bool, flags: bool, expected: str
+) -> None:
+    """git.branch comes from the highest layer that sets it: flags > env > file > defaults."""
+    cfg = write(tmp_path, _FILE) if file else None
+    s = load_settings(cfg, _ENV if env else {}, _FLAGS if flags else None)
+    assert s.git.branch == expected
+
+
+def test_a_none_flag_leaves_the_lower_layers() -> None:
+    """A flag that was not given (None) does not hide the environment."""
+    assert load_settings(None, _ENV, {"git.branch": None}).git.branch == "from-env"
+
+
+def test_vault_addr_convention_is_below_trinogen_variable() -> None:
+    """TRINOGEN_VAULT_ADDR wins over the conventional VAULT_ADDR."""
+    s = load_settings(environ={"VAULT_ADDR": "https://a:8200", "TRINOGEN_VAULT_ADDR": "https://b:8200"})
+    assert s.vault.addr == "https://b:8200"
+
+
+# --- coercion: what each declared type accepts -------------------------------------------------
+
+@pytest.mark.parametrize(("var", "text", "section", "key", "expected"), [
+    ("TRINOGEN_GIT_PUSH_RETRIES", "7", "git", "push_retries", 7),
+    ("TRINOGEN_GIT_TIMEOUT", "2.5", "git", "timeout", 2.5),
+    ("TRINOGEN_SECRETS_CHECK", "off", "secrets", "check", False),
+    ("TRINOGEN_SECRETS_CHECK", " YES ", "secrets", "check", True),
+    ("TRINOGEN_WATCH_HEALTH_PORT", "", "watch", "health_port", None),  # optional: empty = unset
+    ("TRINOGEN_ARGOCD_ALLOWED_DESTINATIONS", "a,,b ,", "argocd", "allowed_destinations", ("a", "b")),
+    ("TRINOGEN_MONGODB_URI", "mongodb://x", "mongodb", "uri", "mongodb://x"),
+])
+def test_environment_text_becomes_the_declared_type(
+    var: str, text: str, section: str, key: str, expected: object
+) -> None:
+    """Environment values are text; each is read as its setting's type."""
+    assert getattr(getattr(load_settings(environ={var: text}), section), key) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("git:\n  push_retries: true\n", "git.push_retries must be a number, not True"),
+    ("git:\n  branch: {a: 1}\n", "git.branch must be a string"),
+    ("git:\n  branch:\n", "git.branch must not be empty"),
+    ("argocd:\n  allowed_destinations: [1, 2]\n", "allowed_destinations must be a list of strings"),
+    ("secrets:\n  refs: {A: 1}\n", "secrets.refs must be a mapping of strings"),
+    ("secrets:\n  allow_inline: maybe\n", "secrets.allow_inline must be true or false"),
+])
+def test_file_values_of_the_wrong_type_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    """A file value that is not of the setting's type is a ConfigError naming the setting."""
+    with pytest.raises(ConfigError, match=message):
+        load_settings(write(tmp_path, text), {})
+
+
+def test_environment_cannot_set_a_mapping() -> None:
+    """secrets.refs is not a scalar: TRINOGEN_SECRETS_REFS is ignored, not half-parsed."""
+    assert load_settings(environ={"TRINOGEN_SECRETS_REFS": "A=b"}).secrets.refs == {}
+
+
+@pytest.mark.parametrize(("key", "message"), [
+    ("gti.branch", "unknown section 'gti'"),
+    ("git.brnch", "unknown setting git.brnch"),
+])
+def test_unknown_flag_settings_are_config_errors(key: str, message: str) -> None:
+    """--set with a misspelt section or key names it (it used to escape as a KeyError)."""
+    with pytest.raises(ConfigError, match=message):
+        load_settings(environ={}, overrides={key: "x"})
+
+
+# --- log ---------------------------------------------------------------------------------------
+
+def test_log_section_is_read_from_file_env_and_flags(tmp_path: Path) -> None:
+    """log.level and log.format come through the same layers as every other setting."""
+    cfg = write(tmp_path, "log:\n  level: debug\n  format: json\n")
+    s = load_settings(cfg, {})
+    assert (s.log.level, s.log.format) == ("debug", "json")
+    s = load_settings(cfg, {"TRINOGEN_LOG_FORMAT": "text"}, {"log.level": "ERROR"})
+    assert (s.log.level, s.log.format) == ("ERROR", "text")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("log:\n  level: loud\n", "log.level is 'loud'"),
+    ("log:\n  format: xml\n", "log.format is 'xml'"),
+])
+def test_bad_log_settings_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    """An unknown log level or format is a ConfigError, not silently INFO/text."""
+    with pytest.raises(ConfigError, match=message):
+        load_settings(write(tmp_path, text), {})
+
+
+@pytest.mark.parametrize(("log", "flags", "json_line"), [
+    ("log:\n  format: json\n", [], True),                       # the file decides
+    ("log:\n  format: json\n", ["--log-format", "text"], False),  # a flag beats the file
+    ("log:\n  format: json\n  level: ERROR\n", [], None),        # the level filters the line out
+])
+def test_the_cli_logs_as_the_log_section_says(
+    tmp_path: Path, log: str, flags: list[str], json_line: bool | None
+) -> None:
+    """The log section of the settings file configures the CLI's logging (issue 12)."""
+    import json
+    import subprocess
+    import sys
+
+    remote = tmp_path / "remote.git"  # created on first use: trinogen logs that at INFO
+    cfg = write(tmp_path, log + f"mongodb:\n  uri: mongomock://\ngit:\n  remote: {remote}\n"
+                "  init_local_remote: true\n  workdir: work\nargocd:\n  repo_url: https://g/x.git\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "trinogen.cli", *flags, "--config", str(cfg), "sync"],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = [ln for ln in run.stderr.splitlines() if "bare repository" in ln]
+    if json_line is None:
+        assert lines == []
+    elif json_line:
+        assert json.loads(lines[0])["level"] == "info"
+    else:
+        assert lines[0].startswith("trinogen: INFO: creating an empty bare repository")

@@ -506,7 +506,7 @@ def test_an_unreadable_cache_is_ignored(world: World) -> None:
 
 def test_a_rotated_secret_version_misses_the_cache(tmp_path: Path) -> None:
     """A document whose Vault secret changed version is rendered again with the new pin."""
-    from trinogen.render import SecretData
+    from trinogen.secrets import SecretData
     from trinogen.secrets import Secret
 
     world = World(tmp_path, secrets={"check": True})

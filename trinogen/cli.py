@@ -72,8 +72,11 @@ def _root(
     log_format: Annotated[str, typer.Option("--log-format", envvar="TRINOGEN_LOG_FORMAT",
                                             help="text or json")] = "",
 ) -> None:
-    _setup_logging(log_level or "INFO", log_format or "text")
-    ctx.obj = {"config": config, "set": list(set_ or [])}
+    _setup_logging(log_level or "INFO", log_format or "text")  # until the settings are read
+    # The flags (and their TRINOGEN_LOG_* variables) are the top layer of the log settings.
+    log_sets = [f"log.{key}={value}" for key, value in (("level", log_level),
+                                                        ("format", log_format)) if value]
+    ctx.obj = {"config": config, "set": [*log_sets, *(set_ or [])]}
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -231,6 +234,7 @@ def _settings(
         overrides[key.strip()] = value
     overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
     settings = load_settings(config, os.environ, overrides)
+    _setup_logging(settings.log.level, settings.log.format)  # log.* from the file counts too
     return settings
 
 
@@ -312,7 +316,7 @@ def _setup_logging(level: str, fmt: str) -> None:
         handler.setFormatter(logging.Formatter("trinogen: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level.upper() if level.upper() in logging._nameToLevel else "INFO")
+    root.setLevel(level.upper() if level.upper() in logging.getLevelNamesMapping() else "INFO")
 
 
 def main() -> None:

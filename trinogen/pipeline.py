@@ -46,14 +46,12 @@ from trinogen.render import (
     FileHeader,
     Renderer,
     RenderError,
-    Resolved,
-    SecretData,
     helm_escape,
     parse_header,
     prop_key,
     prop_value,
 )
-from trinogen.secrets import SecretUse
+from trinogen.secrets import Resolved, SecretData, SecretUse
 from trinogen.settings import Settings
 
 log = logging.getLogger(__name__)

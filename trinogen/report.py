@@ -35,46 +35,66 @@ def colour_diff(diff: str, enabled: bool) -> str:
 
 
 def format_text(report: Any, *, color: bool = False) -> str:
+    """The report as people read it: diff, summary line, clusters per action, failures."""
     lines: list[str] = []
     if report.diff:
         lines.append(colour_diff(report.diff, color).rstrip("\n"))
         lines.append("")
-    plan = report.plan
-    if plan is not None:
-        counts = plan.counts()
-        head = (f"{counts['add']} added, {counts['update']} updated, {counts['prune']} pruned, "
-                f"{counts['unchanged']} unchanged, {len(report.failed)} failed")
-        if report.dry_run:
-            tail = "dry run: nothing changed" + ("" if plan.empty else f" ({len(plan.files)} files would change)")
-        elif report.pushed:
-            tail = f"commit {report.commit[:12]} pushed"
-        else:
-            tail = "nothing to commit"
-        lines.append(f"trinogen {report.command}: {head}; {tail}")
-        for action, word in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
-            changes = plan.by_action(action)
-            for c in changes[:LIST_LIMIT]:
-                why = f" ({c.reason})" if c.reason else ""
-                lines.append(f"  {word:8} {c.cluster_id}{why}")
-            if len(changes) > LIST_LIMIT:
-                lines.append(f"  {word:8} ... and {len(changes) - LIST_LIMIT} more "
-                             "(--output json lists all)")
+    if report.plan is not None:
+        lines.extend(_plan_lines(report))
     else:
-        what = "valid" if report.command == "validate" else "rendered"
-        lines.append(f"trinogen {report.command}: {len(report.rendered)} {what}, "
-                     f"{len(report.disabled)} disabled, {len(report.failed)} failed"
-                     + (f"; written to {report.out_dir}" if report.out_dir else ""))
+        lines.append(_tree_summary(report))
     for f in report.failed:
-        name = f.cluster_id or f"_id={f.doc_id}"
-        lines.append(_style(f"  FAILED   {name} ({f.stage}); its files in git are kept as they are"
-                            if report.command == "sync" else f"  FAILED   {name} ({f.stage})",
-                            "red", color))
-        for p in f.problems:
-            where = f"{p.field}: " if p.field else ""
-            lines.append(f"    {where}{p.message}")
+        lines.extend(_failure_lines(f, report.command, color))
     for w in report.warnings:
         lines.append(_style(f"  warning  {w}", "yellow", color))
     return "\n".join(lines) + "\n"
+
+
+def _plan_lines(report: Any) -> list[str]:
+    """The summary of a sync (what changed, and whether it was pushed) and its clusters."""
+    plan = report.plan
+    counts = plan.counts()
+    head = (f"{counts['add']} added, {counts['update']} updated, {counts['prune']} pruned, "
+            f"{counts['unchanged']} unchanged, {len(report.failed)} failed")
+    lines = [f"trinogen {report.command}: {head}; {_outcome(report)}"]
+    for action, word in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
+        changes = plan.by_action(action)
+        for c in changes[:LIST_LIMIT]:
+            why = f" ({c.reason})" if c.reason else ""
+            lines.append(f"  {word:8} {c.cluster_id}{why}")
+        if len(changes) > LIST_LIMIT:
+            lines.append(f"  {word:8} ... and {len(changes) - LIST_LIMIT} more "
+                         "(--output json lists all)")
+    return lines
+
+
+def _outcome(report: Any) -> str:
+    if report.dry_run:
+        plan = report.plan
+        return "dry run: nothing changed" + (
+            "" if plan.empty else f" ({len(plan.files)} files would change)")
+    if report.pushed:
+        return f"commit {report.commit[:12]} pushed"
+    return "nothing to commit"
+
+
+def _tree_summary(report: Any) -> str:
+    """The summary of validate or render (no plan)."""
+    what = "valid" if report.command == "validate" else "rendered"
+    return (f"trinogen {report.command}: {len(report.rendered)} {what}, "
+            f"{len(report.disabled)} disabled, {len(report.failed)} failed"
+            + (f"; written to {report.out_dir}" if report.out_dir else ""))
+
+
+def _failure_lines(f: Any, command: str, color: bool) -> list[str]:
+    name = f.cluster_id or f"_id={f.doc_id}"
+    kept = "; its files in git are kept as they are" if command == "sync" else ""
+    lines = [_style(f"  FAILED   {name} ({f.stage}){kept}", "red", color)]
+    for p in f.problems:
+        where = f"{p.field}: " if p.field else ""
+        lines.append(f"    {where}{p.message}")
+    return lines
 
 
 class JsonLogFormatter(logging.Formatter):

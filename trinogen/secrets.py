@@ -100,6 +100,18 @@ class Secret:
         raise TypeError("secrets are not picklable")
 
 
+@dataclass(frozen=True)
+class SecretData:
+    """What Vault returned for one KV secret path (values masked)."""
+
+    version: int | None
+    values: Mapping[str, Secret]
+
+
+# secret path ("<mount>/<path>") -> data; empty when nothing was read (reference checks off)
+Resolved = Mapping[str, SecretData]
+
+
 def parse_value(text: str) -> tuple[Segment, ...]:
     """Split a property value into literal text and placeholders.
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trinogen.errors import ConfigError, VaultUnavailable
-from trinogen.render import SecretData
-from trinogen.secrets import Secret
+from trinogen.secrets import Secret, SecretData
 from trinogen.settings import VaultSettings
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,154 @@
+"""trinogen.model.checker: typed reads of untrusted values, field paths and name suggestions."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+import pytest
+from bson import Binary, Code, Decimal128, ObjectId
+
+from trinogen.model.checker import Checker, closest, field_path, text_ok, type_name
+
+ROLE_FIELDS = {"replicas", "resources", "jvm", "properties"}
+
+
+@pytest.mark.parametrize(("key", "known", "expected"), [
+    ("replica", ROLE_FIELDS, "replicas"),          # a letter missing
+    ("resorces", ROLE_FIELDS, "resources"),
+    ("jmv", {"jvm", "properties"}, None),         # a swap in a 3-letter name is too far (0.67)
+    ("propertys", ROLE_FIELDS, "properties"),
+    ("clusterid", {"clusterId", "owner"}, "clusterId"),  # case differs
+    ("image", ROLE_FIELDS, None),                  # nothing close
+    ("x" * 101, {"x" * 101}, None),               # huge keys get no suggestion (difflib is slow)
+])
+def test_closest_suggests_a_near_name_only(key: str, known: set[str], expected: str | None) -> None:
+    """A misspelt key gets the known name it most likely meant, and only a close one."""
+    assert closest(key, known) == expected
+
+
+def test_unknown_field_message_carries_the_suggestion() -> None:
+    """An unknown key is an error naming the field and, when close, the likely name."""
+    c = Checker("demo", "error")
+    c.fields({"replica": 3, "image": "x"}, "clusterConfig.worker", ROLE_FIELDS)
+    assert [(p.field, p.message) for p in c.problems] == [
+        ("clusterConfig.worker.replica",
+         "unknown field (did you mean replicas?); remove it or correct its name"),
+        ("clusterConfig.worker.image", "unknown field; remove it or correct its name"),
+    ]
+
+
+def test_unknown_fields_warn_but_reserved_fields_still_fail() -> None:
+    """With unknown_fields=warn a typo is a warning; a field reserved for the platform is not."""
+    c = Checker("demo", "warn")
+    c.fields({"replica": 3, "namespace": "x"}, "", {"replicas"})
+    assert [p.field for p in c.warnings] == ["replica"]
+    assert [p.field for p in c.problems] == ["namespace"]
+    assert c.problems[0].message.startswith("may not be set: ")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, "null"),
+    (True, "a boolean"),
+    (3, "an integer"),
+    (2.5, "a number"),
+    ("x", "a string"),
+    ({}, "an object"),
+    ([], "a list"),
+    (b"x", "binary data"),
+    (ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), "an ObjectId"),
+    (datetime.datetime(2023, 10, 27), "a date"),
+    (Binary(b"x", 5), "binary data"),
+    (Code("function() {}"), "JavaScript code"),   # a str subclass, but not text
+    (Decimal128("1.5"), "Decimal128"),
+])
+def test_type_names_speak_the_document_authors_language(value: Any, expected: str) -> None:
+    """Types are named as a MongoDB user knows them, BSON types included."""
+    assert type_name(value) == expected
+
+
+@pytest.mark.parametrize(("base", "parts", "expected"), [
+    ("", ("clusterId",), "clusterId"),
+    ("clusterConfig", ("worker", "jvm"), "clusterConfig.worker.jvm"),
+    ("connectors", (3, "name"), "connectors[3].name"),
+    ("properties", ("query", "max-memory"), "properties.query.max-memory"),
+    ("properties", ("a.b",), 'properties["a.b"]'),            # a dot would be ambiguous
+    ("x", ("has space",), 'x["has space"]'),
+    ("x", ("k" * 81,), 'x["' + "k" * 60 + '"...]'),           # long keys are cut
+])
+def test_field_paths(base: str, parts: tuple[str | int, ...], expected: str) -> None:
+    """Simple keys join with dots, odd keys are quoted, indexes are bracketed."""
+    assert field_path(base, *parts) == expected
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("plain", True), ("tab\tis fine", True), ("ünïcode", True),
+    ("a\nb", False), ("a\rb", False), ("a\x00b", False), ("lone \ud800", False),
+])
+def test_text_ok(text: str, ok: bool) -> None:
+    """Line breaks, NUL and lone surrogates cannot be a Trino property value."""
+    assert text_ok(text) is ok
+
+
+@pytest.mark.parametrize(("value", "expected", "message"), [
+    (5, 5, None),
+    (5.0, 5, None),                    # a whole float is an integer (JSON has only numbers)
+    (1, 1, None),                      # the minimum itself
+    (1000, 1000, None),                # the maximum itself
+    (0, None, "is 0; it must be at least 1"),
+    (1001, None, "is 1001; it must be at most 1000"),
+    (2.5, None, "must be a whole number, not 2.5"),
+    (float("nan"), None, "must be a whole number, not NaN/Infinity"),
+    (True, None, "must be a whole number, not a boolean"),
+    ("5", None, 'must be a whole number, not "5"'),
+    (2**63, None, "too large for MongoDB's 64-bit integers"),
+    (None, None, "is required"),
+])
+def test_integer_reads(value: Any, expected: int | None, message: str | None) -> None:
+    """Integers are whole numbers within the bounds, each failure a message on the path."""
+    c = Checker("demo", "error")
+    assert c.integer(value, "n", minimum=1, maximum=1000) == expected
+    _one_problem_like(c, message)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("ok", None),
+    ("x" * 10, None),                  # exactly max_len
+    ("x" * 11, "is 11 characters long; at most 10 are allowed"),
+    ("A", '"A" is not valid: lowercase'),
+    ("a\nb", "contains a newline"),
+    (Code("x"), "must be a string, not JavaScript code"),
+    (7, "must be a string, not an integer"),
+])
+def test_string_reads(value: Any, message: str | None) -> None:
+    """Strings are plain str, printable on one line, within max_len and the pattern."""
+    c = Checker("demo", "error")
+    got = c.string(value, "s", pattern=re.compile("[a-z]+"), rule="lowercase", max_len=10)
+    assert got == (value if message is None else None)
+    _one_problem_like(c, message)
+
+
+def _one_problem_like(c: Checker, message: str | None) -> None:
+    messages = [p.message for p in c.problems]
+    if message is None:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and message in messages[0], messages
+
+
+def test_optional_values_may_be_missing() -> None:
+    """required=False turns a missing value into None without a problem."""
+    c = Checker("demo", "error")
+    assert c.string(None, "a", required=False) is None
+    assert c.integer(None, "b", required=False) is None
+    assert c.mapping(None, "c", required=False) is None
+    assert c.boolean(None, "d", required=False) is None
+    assert c.problems == []
+
+
+def test_mapping_refuses_non_string_keys() -> None:
+    """A map with a non-string key (possible in YAML and BSON) is refused as a whole."""
+    c = Checker("demo", "error")
+    assert c.mapping({1: "x"}, "m") is None
+    assert c.problems[0].message == "has keys that are not strings"

@@ -1,0 +1,100 @@
+"""trinogen.render.templates and the renderer's use of them: sources read once, at the edge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, demo_settings, example_docs
+from tests.test_render import cluster_of
+from trinogen.errors import ConfigError
+from trinogen.render import Renderer, RenderError
+from trinogen.render.templates import TEMPLATE_NAMES, Templates, bytecode_cache, load_templates
+from trinogen.settings import OutputSettings, replace
+
+BUILTIN = ROOT / "templates"
+
+
+def test_the_first_directory_with_a_name_wins(tmp_path: Path) -> None:
+    """A user directory listed first shadows the built-in template of the same name only."""
+    (tmp_path / "catalog.properties.j2").write_text("mine\n")
+    templates = Templates([tmp_path, BUILTIN])
+    mine, builtin = templates.source("catalog.properties.j2"), templates.source("values.yaml.j2")
+    assert mine is not None and mine.text == "mine\n"
+    assert mine.filename == str(tmp_path / "catalog.properties.j2")
+    assert builtin is not None and builtin.data == (BUILTIN / "values.yaml.j2").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["../values.yaml.j2", "a/../../x.j2", "missing.j2"])
+def test_names_outside_the_directories_are_not_found(tmp_path: Path, name: str) -> None:
+    """A name that climbs out of the directories, or does not exist, has no source."""
+    (tmp_path / "x.j2").write_text("x")
+    assert Templates([tmp_path / "sub", BUILTIN]).source(name) is None
+
+
+def test_a_missing_templates_dir_is_a_config_error(tmp_path: Path) -> None:
+    """output.templates_dir that is not a directory names the setting."""
+    with pytest.raises(ConfigError, match="output.templates_dir"):
+        load_templates(OutputSettings(templates_dir=str(tmp_path / "nope")))
+
+
+def test_identity_changes_with_any_template(tmp_path: Path) -> None:
+    """The fingerprint input covers every built-in name's source."""
+    before = Templates([BUILTIN]).identity()
+    (tmp_path / "values.yaml.j2").write_bytes((BUILTIN / "values.yaml.j2").read_bytes() + b"#\n")
+    assert Templates([tmp_path, BUILTIN]).identity() != before
+    assert all(name.encode() in before for name in TEMPLATE_NAMES)
+
+
+def test_a_user_template_may_include_its_own_files(tmp_path: Path) -> None:
+    """Templates in the user directory can include other files from it (as Jinja's loader did)."""
+    (tmp_path / "labels.j2").write_text("    team: {{ cluster.owner | yaml }}\n")
+    builtin = (BUILTIN / "application.yaml.j2").read_text()
+    (tmp_path / "application.yaml.j2").write_text(builtin.replace(
+        "app.kubernetes.io/managed-by: trinogen\n",
+        "app.kubernetes.io/managed-by: trinogen\n{% include 'labels.j2' %}", 1))
+    settings = replace(demo_settings(), output={"templates_dir": str(tmp_path)})
+    doc = next(d for d in example_docs() if d["clusterId"] == "adhoc-dev")
+    files = Renderer(settings).render_cluster(cluster_of(doc, settings), {})
+    assert "    team: growth_analytics\n" in files["trino-applications/adhoc-dev.yaml"].decode()
+
+
+def test_given_templates_are_used_as_given(tmp_path: Path) -> None:
+    """A renderer handed its sources renders them; it does not go back to the settings' dirs."""
+    (tmp_path / "catalog.properties.j2").write_text("{% for k, v in properties %}{{ k | prop_key }}\n{% endfor %}")
+    settings = demo_settings()
+    renderer = Renderer(settings, Templates([tmp_path, BUILTIN]))
+    doc = next(d for d in example_docs() if d["clusterId"] == "adhoc-dev")
+    files = renderer.render_cluster(cluster_of(doc, settings), {})
+    assert files["trino-clusters/adhoc-dev/catalog/memory.properties"].endswith(b"\nconnector.name\n")
+
+
+def test_compiled_templates_are_kept_in_the_bytecode_directory(tmp_path: Path) -> None:
+    """With a bytecode directory, compiled templates are written there for the next run."""
+    settings = demo_settings()
+    doc = next(d for d in example_docs() if d["clusterId"] == "adhoc-dev")
+    Renderer(settings, bytecode_dir=tmp_path / "bc").render_cluster(cluster_of(doc, settings), {})
+    assert len(list((tmp_path / "bc").iterdir())) >= 3  # catalog, values, application
+    factory = bytecode_cache(tmp_path / "other")
+    assert not (tmp_path / "other").exists()  # nothing happens before the cache is needed
+    factory()
+    assert (tmp_path / "other").is_dir()
+
+
+def test_a_template_error_names_template_and_line(tmp_path: Path) -> None:
+    """A syntax error in a user template is a RenderError naming the file and line."""
+    (tmp_path / "values.yaml.j2").write_text("{{ header }}\n{% if %}\n")
+    settings = replace(demo_settings(), output={"templates_dir": str(tmp_path)})
+    with pytest.raises(RenderError, match=r"values.yaml.j2:2"):
+        Renderer(settings).render_cluster(cluster_of(example_docs()[0], settings), {})
+
+
+def test_the_fingerprint_needs_no_jinja() -> None:
+    """Computing the cache fingerprint (all a no-op run does) never imports Jinja."""
+    code = ("import sys; from trinogen.render import Renderer; from trinogen.settings import "
+            "Settings; Renderer(Settings()).fingerprint; print('jinja2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

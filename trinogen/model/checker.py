@@ -1,0 +1,208 @@
+"""The validation toolkit: typed reads of untrusted values that record every problem on the way.
+
+A `Checker` collects the problems of one document; each read (`string`, `integer`, `mapping`...)
+returns the value when it is acceptable and None otherwise, so a walker carries on and reports
+everything at once. Messages name types the way a document author sees them (BSON included).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from trinogen.errors import Problem
+from trinogen.model.rules import MAX_INT, MAX_STRING, RESERVED_FIELDS
+
+# Documents are dicts (pymongo, mongomock, JSON, YAML all give dict or a subclass); checking dict
+# first spares the abstract-base-class machinery on every field of every document.
+MAPS = (dict, Mapping)
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# bson types by class name (trinogen does not import bson here: the model stays dependency-free)
+_BSON_NAMES = {"datetime": "a date", "ObjectId": "an ObjectId", "Binary": "binary data",
+               "Code": "JavaScript code"}
+_PLAIN_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),  # before int: a bool is an int to Python
+    (int, "an integer"),
+    (float, "a number"),
+)
+
+
+def type_name(value: Any) -> str:
+    """How a value's type is named in messages, BSON types included."""
+    if value is None:
+        return "null"
+    for kind, name in _PLAIN_NAMES:
+        if isinstance(value, kind):
+            return name
+    if type(value) is str:  # bson's Code is a str subclass, but not text
+        return "a string"
+    if isinstance(value, MAPS):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, (bytes, bytearray)):
+        return "binary data"
+    name = type(value).__name__
+    return _BSON_NAMES.get(name, name)
+
+
+def field_path(base: str, *parts: str | int) -> str:
+    """Extend a field path: `.key` for simple keys, `["odd.key"]` for the rest, `[n]` for indexes."""
+    out = base
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif len(part) <= 80 and _SIMPLE_KEY.fullmatch(part):
+            out += f".{part}" if out else part
+        else:  # odd or huge keys (a 10 MB key must not become a 10 MB message)
+            out += f"[{json.dumps(part[:60])}{'...' if len(part) > 60 else ''}]"
+    return out
+
+
+def show(value: Any) -> str:
+    """A value for a message: repr-like, single line, truncated."""
+    text = json.dumps(value) if isinstance(value, str) else type_name(value)
+    return text if len(text) <= 70 else text[:60] + "...(" + str(len(text)) + " chars)"
+
+
+def show_number(value: Any) -> str:
+    """A number for a message (NaN and infinities named as such)."""
+    if isinstance(value, float):
+        return "NaN/Infinity" if not math.isfinite(value) else repr(value)
+    return show(value)
+
+
+def text_ok(text: str) -> bool:
+    """No line breaks, NUL or lone surrogates: such text cannot be a Trino property."""
+    if "\n" in text or "\r" in text or "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def closest(key: str, known: Iterable[str]) -> str | None:
+    """The known name a misspelt key most likely meant, if one is close enough."""
+    import difflib
+
+    if len(key) > 100:  # no field name is that long; difflib would take seconds on a huge key
+        return None
+    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return match[0] if match else None
+
+
+class Checker:
+    """Collects problems (and warnings) for one document."""
+
+    def __init__(self, label: str, unknown_fields: str) -> None:
+        self.label = label
+        self.unknown_fields = unknown_fields
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def error(self, path: str, message: str) -> None:
+        self.problems.append(Problem(self.label, path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(Problem(self.label, path, message))
+
+    def _absent(self, path: str, required: bool) -> None:
+        if required:
+            self.error(path, "is required")
+
+    def mapping(self, value: Any, path: str, *, required: bool = True) -> Mapping[str, Any] | None:
+        if value is None:
+            self._absent(path, required)
+            return None
+        if not isinstance(value, MAPS):
+            self.error(path, f"must be an object, not {type_name(value)}")
+            return None
+        for key in value:  # a plain loop: this runs for every object of every document
+            if not isinstance(key, str):
+                self.error(path, "has keys that are not strings")
+                return None
+        return value
+
+    def fields(self, obj: Mapping[str, Any], path: str, known: Iterable[str]) -> None:
+        """Report every key of `obj` that is not `known`: reserved, misspelt or unknown."""
+        known = set(known)
+        for key in obj:
+            if key not in known:
+                self._unknown(key, field_path(path, key), known)
+
+    def _unknown(self, key: str, where: str, known: set[str]) -> None:
+        if key in RESERVED_FIELDS:
+            self.error(where, f"may not be set: {RESERVED_FIELDS[key]}")
+            return
+        hint = closest(key, known)
+        msg = (f"unknown field{f' (did you mean {hint}?)' if hint else ''}; remove it or "
+               "correct its name")
+        if self.unknown_fields == "warn":
+            self.warn(where, msg + "; ignored")
+        else:
+            self.error(where, msg)
+
+    def string(
+        self, value: Any, path: str, *, required: bool = True, pattern: re.Pattern[str] | None = None,
+        rule: str = "", max_len: int = MAX_STRING,
+    ) -> str | None:
+        if value is None:
+            self._absent(path, required)
+            return None
+        if type(value) is not str:  # not even a str subclass such as bson's Code
+            self.error(path, f"must be a string, not {type_name(value)}")
+        elif not text_ok(value):
+            self.error(path, "contains a newline, carriage return, NUL or invalid unicode")
+        elif len(value) > max_len:
+            self.error(path, f"is {len(value)} characters long; at most {max_len} are allowed")
+        elif pattern is not None and not pattern.fullmatch(value):
+            self.error(path, f"{show(value)} is not valid: {rule}")
+        else:
+            return value
+        return None
+
+    def integer(
+        self, value: Any, path: str, *, required: bool = True, minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> int | None:
+        if value is None:
+            self._absent(path, required)
+            return None
+        number = self._whole_number(value, path, maximum)
+        if number is None:
+            return None
+        if minimum is not None and number < minimum:
+            self.error(path, f"is {number}; it must be at least {minimum}")
+            return None
+        if maximum is not None and number > maximum:
+            self.error(path, f"is {number}; it must be at most {maximum}")
+            return None
+        return number
+
+    def _whole_number(self, value: Any, path: str, maximum: int | None) -> int | None:
+        """An int (a float such as 3.0 counts), within MongoDB's 64-bit integers."""
+        whole_float = isinstance(value, float) and math.isfinite(value) and value.is_integer()
+        if (isinstance(value, bool) or not isinstance(value, int)) and not whole_float:
+            self.error(path, f"must be a whole number, not {show_number(value)}")
+            return None
+        number = int(value)
+        if abs(number) > MAX_INT:
+            self.error(path, "is a number too large for MongoDB's 64-bit integers; write a "
+                       f"whole number{f' of at most {maximum}' if maximum is not None else ''}")
+            return None
+        return number
+
+    def boolean(self, value: Any, path: str, *, required: bool = True) -> bool | None:
+        if value is None:
+            self._absent(path, required)
+            return None
+        if not isinstance(value, bool):
+            self.error(path, f"must be true or false (a boolean), not {show(value)}")
+            return None
+        return value

@@ -1,0 +1,159 @@
+"""`connectors`: one Trino catalog each, its name checked and its values bound to secrets.
+
+`catalog_properties()` is the one place where a catalog's properties are judged; a rule about a
+catalog property (e.g. what a given connector accepts) belongs there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trinogen.model.checker import Checker, field_path, show, text_ok, type_name
+from trinogen.model.rules import (
+    CONNECTOR_NAME,
+    MAX_CATALOG_BYTES,
+    MAX_CONNECTOR_NAME,
+    MAX_CONNECTORS,
+    PROPERTY_KEY,
+    RESERVED_CATALOGS,
+)
+from trinogen.model.types import Connector
+from trinogen.secrets import BoundSegment, PlaceholderError, bind, parse_value
+from trinogen.settings import SecretSettings
+
+CatalogEntries = tuple[tuple[str, tuple[BoundSegment, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a placeholder is bound with: the cluster's identity and the secret settings.
+
+    `cluster_id` or `owner` is None when the document's own was invalid (reported already):
+    then a placeholder's scope cannot be decided, and its value is dropped.
+    """
+
+    cluster_id: str | None
+    owner: str | None
+    secrets: SecretSettings
+
+    def bind(self, text: str, path: str, c: Checker) -> tuple[BoundSegment, ...] | None:
+        """Split a value around its placeholders and bind each to a Vault reference."""
+        if "${ENV:" in text:
+            c.error(path, "${ENV:...} is reserved for trinogen's secret wiring; write a {{ NAME }} "
+                    "placeholder instead")
+            return None
+        try:
+            segments = parse_value(text)
+        except PlaceholderError as e:
+            c.error(path, str(e))
+            return None
+        out: list[BoundSegment] = []
+        for seg in segments:
+            if isinstance(seg, str):
+                out.append(seg)
+                continue
+            if self.cluster_id is None or self.owner is None:
+                return None  # reported already; scope cannot be decided without them
+            try:
+                out.append(bind(seg, cluster=self.cluster_id, owner=self.owner,
+                                refs=self.secrets.refs, default_ref=self.secrets.default_ref,
+                                scope=self.secrets.scope))
+            except PlaceholderError as e:
+                c.error(path, str(e))
+                return None
+        return tuple(out)
+
+
+def connectors(value: Any, binding: Binding, c: Checker) -> tuple[Connector, ...] | None:
+    """Every connector of a document; None when the list itself is unusable."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        c.error("connectors", f"must be a list, not {type_name(value)}")
+        return None
+    if len(value) > MAX_CONNECTORS:
+        c.error("connectors", f"has {len(value)} entries; at most {MAX_CONNECTORS} are allowed "
+                "(all catalogs share one ConfigMap, limited to 1 MiB)")
+        return None
+    out: list[Connector] = []
+    seen: dict[str, int] = {}  # lowercased name -> index of its first connector
+    total = 0
+    for i, raw in enumerate(value):
+        path = f"connectors[{i}]"
+        conn = c.mapping(raw, path)
+        if conn is None:
+            continue
+        c.fields(conn, path, {"name", "properties"})
+        name = _connector_name(conn.get("name"), path, c)
+        if name is not None:
+            _check_unique(name, i, seen, path, c)
+            path = f"connectors[{json.dumps(name)}]"
+        props = c.mapping(conn.get("properties"), f"{path}.properties")
+        if props is None:
+            continue
+        entries, size = catalog_properties(props, path, binding, c)
+        total += size
+        if name is not None:
+            out.append(Connector(name=name, properties=entries))
+    if total > MAX_CATALOG_BYTES:
+        c.error("connectors", f"the catalogs add up to {total} bytes; the chart puts them all "
+                "in one ConfigMap, which Kubernetes limits to 1 MiB")
+    return tuple(out)
+
+
+def _connector_name(value: Any, path: str, c: Checker) -> str | None:
+    name = c.string(value, f"{path}.name", pattern=CONNECTOR_NAME, max_len=MAX_CONNECTOR_NAME,
+                    rule="use letters, digits, '-', '_' and '.' (it names the catalog, its "
+                    "file and its ConfigMap key)")
+    if name is None:
+        return None
+    if name.startswith(".") or name.endswith(".") or ".." in name:
+        # a trailing dot makes "<name>..properties" and collides with <name> on filesystems
+        # that drop trailing dots
+        c.error(f"{path}.name", f"{show(name)} may not start or end with '.' or contain "
+                "'..'; rename the connector")
+        return None
+    if name.lower() in RESERVED_CATALOGS:
+        c.error(f"{path}.name", f"{show(name)} is reserved by Trino for its internal catalog "
+                "(Trino refuses to start); rename the connector")
+        return None
+    if name != name.lower():
+        c.warn(f"{path}.name", f"{show(name)} has uppercase letters: Trino matches catalog "
+               "names in SQL in lowercase, so prefer a lowercase name")
+    return name
+
+
+def _check_unique(name: str, index: int, seen: dict[str, int], path: str, c: Checker) -> None:
+    folded = name.lower()
+    if folded in seen:
+        c.error(f"{path}.name", f"{show(name)} repeats connectors[{seen[folded]}].name "
+                "(names must be unique, ignoring case)")
+    seen.setdefault(folded, index)
+
+
+def catalog_properties(
+    props: Mapping[str, Any], path: str, binding: Binding, c: Checker
+) -> tuple[CatalogEntries, int]:
+    """Judge one catalog's properties: its entries (connector.name first, the rest sorted) and
+    the bytes they add to the catalog ConfigMap."""
+    if "connector.name" not in props:
+        c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
+    entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
+    size = 0
+    for key, raw_value in props.items():
+        kpath = field_path(path, "properties", key)
+        if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
+            c.error(kpath, "property names may not be empty or contain spaces or control characters")
+            continue
+        text = c.string(raw_value, kpath)
+        if text is None:
+            continue
+        size += len(key) + len(text)
+        bound = binding.bind(text, kpath, c)
+        if bound is not None:
+            entries.append((key, bound))
+    entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
+    return tuple(entries), size

@@ -1,0 +1,247 @@
+"""One document -> `Cluster`, `Disabled` or `Failed`; and the rules that span documents.
+
+`classify()` merges the settings' defaults and profile under a document and walks it top-down:
+identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connectors` in
+`connectors`. `classify_all()` adds what only the whole set can tell (duplicate clusterIds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from trinogen.errors import Problem
+from trinogen.model.checker import MAPS, Checker, show
+from trinogen.model.connectors import Binding, connectors
+from trinogen.model.properties import properties, server_properties
+from trinogen.model.roles import check_memory, cluster_config
+from trinogen.model.rules import (
+    CLUSTER_ID,
+    LABEL_VALUE,
+    MAX_CLUSTER_ID,
+    MAX_DEPTH,
+    MAX_DOC_ID,
+    MAX_INT,
+    TOP_FIELDS,
+    TRINO_VERSION,
+)
+from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
+from trinogen.settings import Settings
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Maps merge key by key; lists and scalars in `over` replace; None removes the key."""
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, MAPS) and isinstance(out.get(key), MAPS):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def nests_deeper(value: Any, limit: int) -> bool:
+    """True when `value` nests deeper than `limit` (checked before anything recurses)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def document_label(raw: RawDocument) -> str:
+    """How messages name a document: its clusterId when usable, else its _id."""
+    cid = raw.body.get("clusterId") if isinstance(raw.body, MAPS) else None
+    if type(cid) is str and CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
+        return cid
+    return f"_id={raw.doc_id}"
+
+
+def claimed_cluster_id(raw: RawDocument) -> str | None:
+    """The clusterId a document claims, when it is a valid one (used to keep its files)."""
+    label = document_label(raw)
+    return None if label.startswith("_id=") else label
+
+
+def classify(raw: RawDocument, settings: Settings) -> Outcome:
+    """Validate one document (defaults and profile merged underneath it)."""
+    label = document_label(raw)
+    cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
+    refused = _refused(raw, label, cid)
+    if refused is not None:
+        return refused
+    if raw.body.get("enabled") is False:
+        return Disabled(raw.doc_id, cid)
+    c = Checker(label, settings.validation.unknown_fields)
+    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c)
+    if c.problems or cluster is None:
+        if not c.problems:  # pragma: no cover - _cluster returns None only with problems
+            c.error("", "invalid document")
+        return Failed(raw.doc_id, cid, tuple(dict.fromkeys(c.problems)))
+    return cluster
+
+
+def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
+    """A document that is not walked at all: unreadable, not an object, too deep, _id too long."""
+    if raw.unreadable:
+        return Failed(raw.doc_id, cid, (Problem(label, "", raw.unreadable),))
+    if not isinstance(raw.body, MAPS):
+        return Failed(raw.doc_id, None, (Problem(label, "", "the document is not an object"),))
+    if nests_deeper(raw.body, MAX_DEPTH):
+        return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels; "
+                                                "no field does: remove the extra levels"),))
+    if len(raw.doc_id) > MAX_DOC_ID:
+        short = label if cid else label[:100] + "..."
+        return Failed(raw.doc_id, cid, (Problem(
+            short, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "
+            f"trinogen records it in every file header, which holds at most {MAX_DOC_ID}: give "
+            "the document a shorter _id"),))
+    return None
+
+
+def classify_all(raws: Iterable[RawDocument], settings: Settings) -> list[Outcome]:
+    """Classify every document, then fail every document whose clusterId another one also claims.
+
+    Two enabled documents with the same clusterId are an error for both, never a silent pick; a
+    disabled document sharing the id of an enabled one does not count.
+    """
+    raws = list(raws)
+    outcomes = [classify(raw, settings) for raw in raws]
+    for cid, idxs in enabled_claims(raws).items():
+        if len(idxs) < 2:
+            continue
+        ids = ", ".join(outcomes[i].doc_id for i in idxs)
+        for i in idxs:
+            o = outcomes[i]
+            problem = Problem(cid, "clusterId", f"is used by {len(idxs)} enabled documents "
+                              f"(_id {ids}); make it unique or disable all but one")
+            prior = o.problems if isinstance(o, Failed) else ()
+            outcomes[i] = Failed(o.doc_id, cid, (*prior, problem))
+    return outcomes
+
+
+def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
+    """clusterId -> indexes of the documents claiming it, disabled documents left out.
+
+    More than one index means duplicates. Needs only the raw documents, so the render cache can
+    ask it without validating anything.
+    """
+    claims: dict[str, list[int]] = {}
+    for i, raw in enumerate(raws):
+        if isinstance(raw.body, MAPS) and raw.body.get("enabled") is not False:
+            cid = claimed_cluster_id(raw)
+            if cid is not None:
+                claims.setdefault(cid, []).append(i)
+    return claims
+
+
+def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[str, Any]:
+    merged: Mapping[str, Any] = deep_merge(settings.defaults, {})
+    profile = body.get("profile")
+    if profile is not None:
+        if type(profile) is not str or profile not in settings.profiles:
+            known = ", ".join(sorted(settings.profiles)) or "none are configured"
+            c.error("profile", f"{show(profile)} is not a known profile ({known})")
+        else:
+            merged = deep_merge(merged, settings.profiles[profile])
+    return deep_merge(merged, body)
+
+
+def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Cluster | None:
+    c.fields(d, "", TOP_FIELDS)
+    cluster_id = _cluster_id(d.get("clusterId"), c)
+    owner = c.string(
+        d.get("owner"), "owner", pattern=LABEL_VALUE, max_len=63,
+        rule="use letters, digits, '-', '_' and '.', start and end with a letter or digit, at "
+        "most 63 characters (it becomes a Kubernetes label)",
+    )
+    c.boolean(d.get("enabled"), "enabled")
+    version = _trino_version(d.get("trinoVersion"), s.validation.min_trino_version, c)
+    cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
+    props = properties(d.get("properties"), "properties", c, required=False)
+    sizing = cluster_config(cc, props, c)
+    destination = _destination(d.get("destination"), s, c)
+    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), c)
+    server = server_properties(props, c)
+    check_memory(sizing, c)
+    if c.problems or cluster_id is None or owner is None or version is None or found is None:
+        return None
+    if sizing.coordinator is None or sizing.worker is None:
+        return None
+    profile = d.get("profile")
+    return Cluster(
+        cluster_id=cluster_id,
+        doc_id=doc_id,
+        owner=owner,
+        trino_version=version,
+        workers=sizing.workers,
+        coordinator=sizing.coordinator,
+        worker=sizing.worker,
+        max_memory=server.max_memory,
+        node_environment=server.node_environment,
+        include_coordinator=server.include_coordinator,
+        config_properties=tuple(server.config),
+        node_properties=tuple(server.node),
+        connectors=found,
+        autoscaling=sizing.autoscaling,
+        grace_period_seconds=sizing.grace_period_seconds,
+        destination_name=destination[0],
+        destination_server=destination[1],
+        profile=profile if isinstance(profile, str) else None,
+        warnings=tuple(c.warnings),
+    )
+
+
+def _cluster_id(value: Any, c: Checker) -> str | None:
+    cluster_id = c.string(
+        value, "clusterId", pattern=CLUSTER_ID, max_len=253,
+        rule="use lowercase letters, digits and '-', start with a letter, end with a letter or "
+        f"digit, at most {MAX_CLUSTER_ID} characters (it names the Helm release and the "
+        "namespace trino-<clusterId>)",
+    )
+    if cluster_id is not None and len(cluster_id) > MAX_CLUSTER_ID:
+        c.error("clusterId", f"is {len(cluster_id)} characters long; at most {MAX_CLUSTER_ID} are "
+                f"allowed: the chart names the worker Service \"<clusterId>-trino-worker\", and "
+                "Kubernetes limits Service names to 63 characters")
+        return None
+    return cluster_id
+
+
+def _trino_version(value: Any, minimum: int, c: Checker) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_INT:
+        value = str(value)
+    text = c.string(value, "trinoVersion", pattern=TRINO_VERSION,
+                    rule="write a Trino release number such as \"476\"")
+    if text is None:
+        return None
+    if int(text) < minimum:
+        c.error("trinoVersion", f"is {text}; the oldest Trino release supported here is "
+                f"{minimum} (validation.min_trino_version)")
+        return None
+    return text
+
+
+def _destination(value: Any, s: Settings, c: Checker) -> tuple[str | None, str | None]:
+    d = c.mapping(value, "destination", required=False)
+    if d is None:
+        return None, None
+    c.fields(d, "destination", {"name", "server"})
+    name = c.string(d.get("name"), "destination.name", required=False, max_len=253)
+    server = c.string(d.get("server"), "destination.server", required=False, max_len=2048)
+    if (name is None) == (server is None):
+        c.error("destination", "set exactly one of name or server (Argo CD accepts one)")
+        return None, None
+    chosen = name or server
+    if chosen not in s.argocd.allowed_destinations:
+        allowed = ", ".join(s.argocd.allowed_destinations) or "none are allowed"
+        c.error(f"destination.{'name' if name else 'server'}",
+                f"{show(chosen)} is not an allowed destination (argocd.allowed_destinations: {allowed})")
+        return None, None
+    return name, server

@@ -1,0 +1,135 @@
+"""The validated model: what a cluster document becomes, and what the pipeline does with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from trinogen.errors import Problem
+from trinogen.secrets import BoundSegment, SecretUse
+
+
+@dataclass(frozen=True)
+class Role:
+    """Coordinator or worker sizing."""
+
+    resources: Mapping[str, Mapping[str, str]]  # {"requests": {...}, "limits": {...}}
+    max_heap: str
+    min_heap: str | None
+    max_memory_per_node: str | None  # role value for the chart's <role>.config.query...
+    heap_headroom: str | None
+    extra_properties: tuple[tuple[str, str], ...]  # role-only lines (server.<role>ExtraConfig)
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    kind: str  # "hpa" or "keda"
+    min_replicas: int
+    max_replicas: int
+    target_cpu: int | None = None
+    target_memory: int | None = None
+    triggers: tuple[Mapping[str, Any], ...] = ()
+    polling_interval: int | None = None
+    cooldown_period: int | None = None
+
+
+@dataclass(frozen=True)
+class Connector:
+    name: str
+    # connector.name first, then the other keys sorted; values split around placeholders
+    properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
+
+    @property
+    def secret_uses(self) -> tuple[SecretUse, ...]:
+        return tuple(s for _, v in self.properties for s in v if isinstance(s, SecretUse))
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One valid, enabled cluster, ready to render."""
+
+    cluster_id: str
+    doc_id: str  # canonical Extended JSON of the document's _id
+    owner: str
+    trino_version: str
+    workers: int
+    coordinator: Role
+    worker: Role
+    max_memory: str | None
+    node_environment: str | None
+    include_coordinator: bool | None
+    config_properties: tuple[tuple[str, str], ...]  # both roles: additionalConfigProperties
+    node_properties: tuple[tuple[str, str], ...]  # additionalNodeProperties
+    connectors: tuple[Connector, ...]
+    autoscaling: Autoscaling | None = None
+    grace_period_seconds: int | None = None
+    destination_name: str | None = None
+    destination_server: str | None = None
+    profile: str | None = None
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        return f"trino-{self.cluster_id}"
+
+    @property
+    def secret_uses(self) -> tuple[SecretUse, ...]:
+        seen: dict[str, SecretUse] = {}
+        for c in self.connectors:
+            for use in c.secret_uses:
+                seen.setdefault(use.env, use)
+        return tuple(sorted(seen.values(), key=lambda u: u.env))
+
+
+@dataclass(frozen=True)
+class Disabled:
+    """A document with `enabled: false`: its cluster is pruned."""
+
+    doc_id: str
+    cluster_id: str | None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A document that cannot be used now: its cluster's files stay as they are."""
+
+    doc_id: str
+    cluster_id: str | None  # the clusterId it claims, when that is a usable string
+    problems: tuple[Problem, ...]
+    stage: str = "validate"  # validate | secrets | render
+
+
+Outcome = Cluster | Disabled | Failed
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """A document as read from MongoDB, with its _id in canonical Extended JSON."""
+
+    doc_id: str
+    body: Mapping[str, Any]
+    # Set when the document could not be read as stored (the embedded database refused a seed
+    # document): it fails, and its cluster keeps its files.
+    unreadable: str | None = None
+
+
+@dataclass
+class Classified:
+    """Documents sorted into what the pipeline does with them."""
+
+    clusters: list[Cluster] = field(default_factory=list)
+    disabled: list[Disabled] = field(default_factory=list)
+    failed: list[Failed] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> Classified:
+        out = cls()
+        for o in outcomes:
+            if isinstance(o, Cluster):
+                out.clusters.append(o)
+            elif isinstance(o, Disabled):
+                out.disabled.append(o)
+            else:
+                out.failed.append(o)
+        return out

@@ -1,0 +1,231 @@
+"""Cluster -> {path: bytes} through the templates. Pure: the same input gives the same bytes.
+
+The renderer is handed its template sources (`Templates`) and, optionally, where compiled
+templates are kept; without them it asks `trinogen.render.templates` (the edge) on first use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from trinogen import __version__
+from trinogen.model import Cluster, Connector
+from trinogen.render.environment import make_environment, template_error
+from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
+from trinogen.render.headers import header, root_app_header
+from trinogen.render.names import chart_worker_name
+from trinogen.render.selfcheck import RenderError, check_yaml
+from trinogen.render.templates import (
+    BytecodeCacheFactory,
+    Templates,
+    bytecode_cache,
+    load_templates,
+)
+from trinogen.secrets import Resolved, Secret, SecretUse, checksum
+from trinogen.settings import Settings
+
+VALUES = "values.yaml"
+SECRETS_DIR = "secrets"
+EXTERNAL_SECRET = "externalsecret.yaml"
+CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
+# The settings sections that shape the output (the render cache's fingerprint covers them).
+_OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation")
+
+
+class Renderer:
+    """Compiles the templates once; renders any number of clusters."""
+
+    def __init__(
+        self, settings: Settings, templates: Templates | None = None, *,
+        bytecode_dir: Path | None = None, bytecode: BytecodeCacheFactory | None = None,
+    ) -> None:
+        self.settings = settings
+        self._given = templates
+        # Where compiled templates are kept between runs (trinogen's cache), if anywhere.
+        self.bytecode_dir = bytecode_dir
+        if bytecode is None and bytecode_dir is not None:
+            bytecode = bytecode_cache(bytecode_dir)
+        self._bytecode = bytecode
+        self._compiled: dict[str, Any] = {}
+
+    @cached_property
+    def templates(self) -> Templates:
+        """The sources: as given, else read (once) from the directories the settings name."""
+        return self._given if self._given is not None else load_templates(self.settings.output)
+
+    @cached_property
+    def _env(self) -> Any:
+        return make_environment(self.templates, self._bytecode)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A hash of everything besides the document that decides the output (for caches)."""
+        h = hashlib.sha256(self.templates.identity())  # no Jinja needed: a no-op run imports none
+        relevant: dict[str, Any] = {k: dataclasses.asdict(getattr(self.settings, k))
+                                    for k in _OUTPUT_SECTIONS}
+        relevant["defaults"] = self.settings.defaults
+        relevant["profiles"] = self.settings.profiles
+        h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
+        h.update(__version__.encode())
+        return h.hexdigest()
+
+    def template(self, name: str) -> Any:
+        # Looked up once: Jinja would otherwise ask the loader whether it changed on every call.
+        if name not in self._compiled:
+            self._compiled[name] = self._env.get_template(name)
+        return self._compiled[name]
+
+    def render_cluster(self, cluster: Cluster, resolved: Resolved, *, inline: bool = False) -> dict[str, bytes]:
+        """All files of one cluster, keyed by their path in the GitOps repository."""
+        import jinja2
+
+        try:
+            files = self._cluster_files(cluster, resolved, inline)
+        except jinja2.TemplateError as e:
+            raise RenderError(template_error(e)) from e
+        check_yaml({p: c for p, c in files.items() if p.endswith(".yaml")})
+        return files
+
+    def _cluster_files(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, bytes]:
+        s = self.settings
+        base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
+        head = header(s, cluster.cluster_id, cluster.doc_id)
+        uses = cluster.secret_uses
+        versions = {p: d.version for p, d in resolved.items()}
+        secret_name = f"{cluster.cluster_id}-trino-secrets" if uses and not inline else None
+        files: dict[str, bytes] = {}
+        bodies = self._catalogs(cluster, resolved, inline)
+        for name, body in bodies.items():
+            files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
+        values_path = f"{base}/{VALUES}"
+        annotations = {"trinogen.io/secrets-checksum": checksum(uses, versions)} if uses else {}
+        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
+        secrets_path = None
+        if secret_name:
+            secrets_path = f"{base}/{SECRETS_DIR}"
+            files[f"{secrets_path}/{EXTERNAL_SECRET}"] = self._external_secret(
+                cluster, head, secret_name, uses, versions)
+        app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
+        files[app_path] = self._application(cluster, head, values_path, secrets_path)
+        return files
+
+    def _catalogs(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, str]:
+        """Each connector's catalog text (its .properties file without the header)."""
+        tpl = self.template("catalog.properties.j2")
+        return {conn.name: tpl.render(properties=_final_properties(conn, resolved, inline))
+                for conn in cluster.connectors}
+
+    def _values(
+        self, cluster: Cluster, head: str, bodies: Mapping[str, str],
+        annotations: Mapping[str, str], secret_name: str | None,
+    ) -> bytes:
+        s = self.settings
+        context = {
+            "header": Safe(head),
+            "cluster": cluster,
+            "chart": s.chart,
+            "settings": s,
+            "catalogs": {
+                **{name: None for name in CHART_DEFAULT_CATALOGS},
+                **{n: helm_escape(b) for n, b in bodies.items()},
+            },
+            "config_properties": _lines(cluster.config_properties),
+            "node_properties": _lines(cluster.node_properties),
+            "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
+            "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
+            "pod_annotations": annotations,
+            "secret_name": secret_name,
+        }
+        return _bytes(self.template("values.yaml.j2").render(context))
+
+    def _external_secret(
+        self, cluster: Cluster, head: str, secret_name: str, uses: Iterable[SecretUse],
+        versions: Mapping[str, int | None],
+    ) -> bytes:
+        data = [
+            {"env": u.env, "key": u.ref.secret_path, "property": u.ref.key,
+             "version": versions.get(u.ref.secret_path)}
+            for u in uses
+        ]
+        return _bytes(self.template("externalsecret.yaml.j2").render(
+            header=Safe(head), cluster=cluster, secret_name=secret_name,
+            secrets=self.settings.secrets, data=data,
+        ))
+
+    def _application(
+        self, cluster: Cluster, head: str, values_path: str, secrets_path: str | None
+    ) -> bytes:
+        s = self.settings
+        # Argo CD takes a server XOR a name: a document's choice replaces the default pair.
+        if cluster.destination_name or cluster.destination_server:
+            destination = (cluster.destination_name, cluster.destination_server)
+        else:
+            destination = (s.argocd.destination_name, s.argocd.destination_server)
+        return _bytes(self.template("application.yaml.j2").render(
+            header=Safe(head),
+            cluster=cluster,
+            app_name=s.argocd.app_name_prefix + cluster.cluster_id,
+            argocd=s.argocd,
+            chart=s.chart,
+            repo_url=s.repo_url,
+            target_revision=s.target_revision,
+            values_file=f"$values/{values_path}",
+            secrets_path=secrets_path,
+            destination_name=destination[0],
+            destination_server=destination[1],
+            worker_deployment=chart_worker_name(cluster.cluster_id, s.chart.name),
+        ))
+
+    def render_root_app(self) -> dict[str, bytes]:
+        """The app-of-apps Application for the applications directory (when configured)."""
+        import jinja2
+
+        s = self.settings
+        if not s.output.root_app:
+            return {}
+        try:
+            text = self.template("root-application.yaml.j2").render(
+                header=Safe(root_app_header(s)), argocd=s.argocd, repo_url=s.repo_url,
+                target_revision=s.target_revision, path=s.output.applications_dir,
+            )
+        except jinja2.TemplateError as e:
+            raise RenderError(template_error(e)) from e
+        content = _bytes(text)
+        check_yaml({s.output.root_app: content})
+        return {s.output.root_app: content}
+
+
+def _final_properties(
+    conn: Connector, resolved: Resolved, inline: bool
+) -> list[tuple[str, str | Secret]]:
+    """Property values with each placeholder replaced: ${ENV:VAR}, or the value when inline."""
+    out: list[tuple[str, str | Secret]] = []
+    for key, segments in conn.properties:
+        if inline and any(isinstance(s, SecretUse) for s in segments):
+            out.append((key, Secret("".join(_revealed(seg, resolved) for seg in segments))))
+        else:
+            out.append((key, "".join(
+                f"${{ENV:{seg.env}}}" if isinstance(seg, SecretUse) else seg for seg in segments
+            )))
+    return out
+
+
+def _revealed(seg: str | SecretUse, resolved: Resolved) -> str:
+    if isinstance(seg, SecretUse):
+        return resolved[seg.ref.secret_path].values[seg.ref.key].reveal()
+    return seg
+
+
+def _lines(props: Iterable[tuple[str, str]]) -> list[str]:
+    """`key=value` lines, each side escaped by java.util.Properties rules."""
+    return [f"{prop_key(k)}={prop_value(v)}" for k, v in props]
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8")

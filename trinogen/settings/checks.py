@@ -1,0 +1,90 @@
+"""Rules a loaded `Settings` must satisfy, each failure a ConfigError that names the setting."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+
+from trinogen.errors import ConfigError
+from trinogen.settings.types import Settings
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+_CHOICES = {
+    ("validation", "unknown_fields"): ("error", "warn"),
+    ("secrets", "mode"): ("external-secrets", "inline"),
+    ("vault", "auth_method"): ("token", "approle", "kubernetes"),
+    ("log", "format"): ("text", "json"),
+    ("secrets", "creation_policy"): ("Owner", "Orphan", "Merge", "None"),
+    ("secrets", "deletion_policy"): ("Retain", "Delete", "Merge"),
+    ("secrets", "store_kind"): ("SecretStore", "ClusterSecretStore"),
+    ("secrets", "kv_version"): (1, 2),
+}
+
+
+def check(s: Settings) -> None:
+    """Raise ConfigError for the first rule `s` breaks."""
+    _check_choices(s)
+    _check_log_level(s)
+    _check_limits(s)
+    _check_output_roots(s)
+    for name, profile in s.profiles.items():
+        if not isinstance(profile, Mapping):
+            raise ConfigError(f"profile {name!r} must be a mapping")
+
+
+def _check_choices(s: Settings) -> None:
+    for (section, key), allowed in _CHOICES.items():
+        value = getattr(getattr(s, section), key)
+        if value not in allowed:
+            choices = ", ".join(str(a) for a in allowed)
+            raise ConfigError(f"setting {section}.{key} is {value!r}; choose one of: {choices}")
+
+
+def _check_log_level(s: Settings) -> None:
+    # Any case, as Python's logging and most tools accept (--log-level debug).
+    if s.log.level.upper() not in LOG_LEVELS:
+        raise ConfigError(f"setting log.level is {s.log.level!r}; choose one of: "
+                          f"{', '.join(LOG_LEVELS)}")
+
+
+def _check_limits(s: Settings) -> None:
+    w, g = s.watch, s.git
+    for ok, rule in (
+        (w.debounce_seconds >= 0, "watch.debounce_seconds must be >= 0"),
+        (w.max_batch >= 1, "watch.max_batch must be >= 1"),
+        (w.max_wait_seconds >= w.debounce_seconds,
+         "watch.max_wait_seconds must be >= watch.debounce_seconds"),
+        (1 <= w.max_await_ms <= 1000, "watch.max_await_ms must be between 1 and 1000"),
+        (w.lease_seconds > 0, "watch.lease_seconds must be > 0"),
+        (w.reconcile_seconds > 0, "watch.reconcile_seconds must be > 0"),
+        (w.max_reconnects >= 0, "watch.max_reconnects must be >= 0"),
+        (all(p is None or 0 <= p <= 65535 for p in (w.health_port, w.metrics_port)),
+         "watch.health_port and watch.metrics_port must be between 0 and 65535"),
+        (g.push_retries >= 0 and g.timeout > 0 and g.lock_timeout >= 0,
+         "git.push_retries, git.timeout and git.lock_timeout must not be negative"),
+        (0 <= s.sync.max_prune_share <= 1, "sync.max_prune_share must be between 0 and 1"),
+    ):
+        if not ok:
+            raise ConfigError(f"setting {rule}")
+
+
+def _check_output_roots(s: Settings) -> None:
+    """The output directories are relative, clean and disjoint: trinogen owns each subtree."""
+    roots = {"output.clusters_dir": s.output.clusters_dir,
+             "output.applications_dir": s.output.applications_dir}
+    if s.output.root_app:
+        roots["output.root_app"] = s.output.root_app
+    for key, name in roots.items():
+        _check_relative(key, name)
+    for (key_a, a), (key_b, b) in itertools.combinations(roots.items(), 2):
+        if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
+            raise ConfigError(f"settings {key_a} ({a!r}) and {key_b} ({b!r}) must not overlap: "
+                              "trinogen owns what is under each of them")
+
+
+def _check_relative(key: str, name: str) -> None:
+    parts = name.split("/")
+    if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ConfigError(f"setting {key} {name!r} must be a relative path inside the "
+                          "repository, '/'-separated, without '.', '..' or empty segments")

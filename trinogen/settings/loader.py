@@ -1,0 +1,172 @@
+"""Build `Settings` from its layers: flags > TRINOGEN_* environment > configuration file > defaults.
+
+Every scalar setting `<section>.<key>` can also come from the environment variable
+`TRINOGEN_<SECTION>_<KEY>` (e.g. `TRINOGEN_MONGODB_URI`). Services with conventions of their own
+keep them: `VAULT_ADDR`, `VAULT_TOKEN`, `VAULT_NAMESPACE`, `VAULT_CACERT` fill the `vault` section.
+Relative paths in a configuration file are relative to that file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trinogen.errors import ConfigError
+from trinogen.settings.checks import check
+from trinogen.settings.coerce import build, is_scalar
+from trinogen.settings.types import Settings
+
+# section -> key -> raw value, filled layer by layer (a later layer overwrites)
+Raw = dict[str, dict[str, Any]]
+_LAYERS = ("defaults", "profiles")  # document layers, kept as the file gives them
+
+# Environment variables other tools own, mapped onto settings.
+_FOREIGN_ENV = {
+    "VAULT_ADDR": ("vault", "addr"),
+    "VAULT_NAMESPACE": ("vault", "namespace"),
+    "VAULT_CACERT": ("vault", "cacert"),
+}
+
+_PATH_KEYS = {
+    ("mongodb", "seed_dir"),
+    ("output", "templates_dir"),
+    ("git", "workdir"),
+    ("git", "remote"),
+    ("vault", "cacert"),
+    ("vault", "token_file"),
+    ("vault", "secret_id_file"),
+    ("watch", "liveness_file"),
+}
+
+
+@functools.cache
+def sections() -> dict[str, type]:
+    """Section name -> its dataclass (resolved once, when settings are first loaded)."""
+    return {
+        name: hint
+        for name, hint in typing.get_type_hints(Settings).items()
+        if name not in {*_LAYERS, "source"}
+    }
+
+
+def load_settings(
+    config_file: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build settings from defaults, a YAML file, the environment and flag overrides.
+
+    `config_file` falls back to `$TRINOGEN_CONFIG`; `overrides` maps "section.key" to values
+    given on the command line (None values are ignored).
+    """
+    env = os.environ if environ is None else environ
+    raw: Raw = {name: {} for name in sections()}
+    layers: dict[str, Any] = {name: {} for name in _LAYERS}
+    path = config_file or env.get("TRINOGEN_CONFIG") or None
+    if path:
+        _merge_file(Path(path), raw, layers)
+    _merge_env(env, raw)
+    _merge_flags(overrides or {}, raw)
+    settings = Settings(
+        **{name: build(cls, name, raw[name]) for name, cls in sections().items()},
+        defaults=layers["defaults"],
+        profiles=layers["profiles"],
+        source=str(path) if path else "built-in defaults",
+    )
+    check(settings)
+    return settings
+
+
+def _merge_env(env: Mapping[str, str], raw: Raw) -> None:
+    for var, (section, key) in _FOREIGN_ENV.items():
+        if env.get(var):
+            raw[section][key] = env[var]
+    for section, cls in sections().items():
+        for f in dataclasses.fields(cls):
+            var = f"TRINOGEN_{section.upper()}_{f.name.upper()}"
+            if var in env and is_scalar(cls, f.name):
+                raw[section][f.name] = env[var]
+
+
+def _merge_flags(overrides: Mapping[str, Any], raw: Raw) -> None:
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        _known_section(section, f"--set {dotted}")
+        _known_key(section, key, f"--set {dotted}")
+        raw[section][key] = value
+
+
+def _known_section(section: Any, where: str) -> None:
+    """Refuse a section that does not exist, listing the ones that do."""
+    if section not in sections():
+        known = ", ".join(sorted([*sections(), *_LAYERS]))
+        raise ConfigError(f"{where}: unknown section {section!r} (known: {known})")
+
+
+def _known_key(section: str, key: Any, where: str) -> None:
+    names = {f.name for f in dataclasses.fields(sections()[section])}
+    if key not in names:
+        raise ConfigError(
+            f"{where}: unknown setting {section}.{key} (known: {', '.join(sorted(names))})"
+        )
+
+
+def _merge_file(path: Path, raw: Raw, layers: dict[str, Any]) -> None:
+    data = _read_yaml(path)
+    base = path.resolve().parent
+    for section, values in data.items():
+        if section in _LAYERS:
+            layers[section] = _document_layer(path, section, values)
+            continue
+        _known_section(section, str(path))
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: section {section} must be a mapping")
+        for key, value in values.items():
+            _known_key(section, key, str(path))
+            raw[section][key] = _resolve_path(section, key, value, base)
+
+
+def _read_yaml(path: Path) -> dict[Any, Any]:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read configuration file {path}: {e.strerror}") from e
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"configuration file {path} is not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"configuration file {path}: the top level must be a mapping")
+    return data
+
+
+def _document_layer(path: Path, section: str, values: Any) -> Any:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: {section} must be a mapping")
+    if section == "profiles" and not all(isinstance(v, dict) for v in values.values()):
+        raise ConfigError(f"{path}: every profile must be a mapping")
+    return values
+
+
+def _resolve_path(section: str, key: str, value: Any, base: Path) -> Any:
+    """A relative path setting in a file is relative to that file."""
+    if (section, key) in _PATH_KEYS and isinstance(value, str) and is_local_path(value):
+        return str((base / Path(value).expanduser()).resolve())
+    return value
+
+
+def is_local_path(value: str) -> bool:
+    """A plain filesystem path, not a URL (https://, file://) or scp-like git@host:repo."""
+    if not value or "://" in value:
+        return False
+    first = value.split("/", 1)[0]
+    return ":" not in first

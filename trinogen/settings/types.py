@@ -1,0 +1,182 @@
+"""The settings as values: one frozen dataclass per section of the configuration file.
+
+Defaults live here and nowhere else; `trinogen.settings.loader` fills them from the layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MongoSettings:
+    uri: str = "mongodb://localhost:27017"
+    database: str = "trino"
+    collection: str = "trino_clusters"
+    status_collection: str = "trino_cluster_status"
+    state_collection: str = "trinogen_state"
+    # With uri mongomock://: every *.json file here (Extended JSON) seeds the in-process database.
+    seed_dir: str | None = None
+    batch_size: int = 1000
+    timeout_ms: int = 10000
+
+
+@dataclass(frozen=True)
+class ValidationSettings:
+    min_trino_version: int = 400
+    # "error": an unknown field fails its document (a typo would otherwise be silently ignored,
+    # like Helm ignores unknown values keys); "warn": reported, the document still renders.
+    unknown_fields: str = "error"
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    clusters_dir: str = "trino-clusters"
+    applications_dir: str = "trino-applications"
+    # Root app-of-apps Application file, written outside applications_dir; empty = not written.
+    root_app: str = ""
+    # A directory with templates overriding the built-in ones (any subset of their names).
+    templates_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class ChartSettings:
+    repo_url: str = "https://trinodb.github.io/charts"
+    name: str = "trino"
+    version: str = "1.42.2"
+    image_repository: str = "trinodb/trino"
+
+
+@dataclass(frozen=True)
+class ArgoSettings:
+    namespace: str = "argocd"
+    project: str = "default"
+    app_name_prefix: str = "trino-"
+    # The GitOps repository as Argo CD reaches it; defaults to git.remote / git.branch.
+    repo_url: str | None = None
+    target_revision: str | None = None
+    destination_server: str = "https://kubernetes.default.svc"
+    destination_name: str | None = None
+    # Destination cluster names or servers a document may choose with `destination`.
+    allowed_destinations: tuple[str, ...] = ()
+    root_app_name: str = "trino-clusters"
+
+
+@dataclass(frozen=True)
+class GitSettings:
+    remote: str | None = None
+    branch: str = "main"
+    workdir: str = ""  # default: $XDG_CACHE_HOME/trinogen/gitops-<hash of remote>
+    author_name: str = "trinogen"
+    author_email: str = "trinogen@localhost"
+    push_retries: int = 5
+    lock_timeout: float = 300.0
+    timeout: float = 120.0  # for each fetch, clone and push
+    # Demo convenience: when remote is a local path that does not exist, create a bare repo there.
+    init_local_remote: bool = False
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    # A run that would prune more clusters than BOTH limits is refused without --allow-mass-prune.
+    max_prune_count: int = 5
+    max_prune_share: float = 0.25
+
+
+@dataclass(frozen=True)
+class SecretSettings:
+    mode: str = "external-secrets"  # or "inline" (unsafe; needs allow_inline AND --allow-inline)
+    allow_inline: bool = False
+    # {{ NAME }} -> "<mount>/<path>#<key>"; {cluster} and {owner} are substituted.
+    refs: Mapping[str, str] = field(default_factory=dict)
+    # Used for a {{ NAME }} missing from refs; empty = such a placeholder is an error.
+    default_ref: str = "secret/trino/{cluster}#{name}"
+    # Vault paths (<mount>/<path> prefixes) a document may reference; {cluster}, {owner} substituted.
+    scope: tuple[str, ...] = ("secret/trino/{cluster}",)
+    # Read every reference from Vault before writing (off only for the serverless demo).
+    check: bool = True
+    kv_version: int = 2
+    store_kind: str = "ClusterSecretStore"
+    store_name: str = "vault"
+    refresh_interval: str = "1h0m0s"
+    creation_policy: str = "Owner"
+    deletion_policy: str = "Retain"
+
+
+@dataclass(frozen=True)
+class VaultSettings:
+    addr: str | None = None  # VAULT_ADDR
+    namespace: str | None = None  # VAULT_NAMESPACE
+    cacert: str | None = None  # VAULT_CACERT
+    verify: bool = True
+    auth_method: str = "token"  # token | approle | kubernetes
+    token_file: str = "~/.vault-token"  # read when VAULT_TOKEN is not set
+    approle_mount: str = "approle"
+    role_id: str | None = None
+    secret_id_file: str | None = None  # or env TRINOGEN_VAULT_SECRET_ID
+    kubernetes_mount: str = "kubernetes"
+    kubernetes_role: str | None = None
+    kubernetes_jwt_file: str = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    timeout: float = 10.0
+    retries: int = 3
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    debounce_seconds: float = 2.0
+    max_batch: int = 500
+    max_wait_seconds: float = 10.0
+    max_await_ms: int = 250
+    reconcile_seconds: float = 600.0
+    lease_seconds: float = 30.0
+    liveness_file: str | None = None
+    health_port: int | None = None
+    metrics_port: int | None = None
+    max_reconnects: int = 10
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    # Also --log-format / --log-level; the CLI configures logging from these once loaded.
+    format: str = "text"  # or "json"
+    level: str = "INFO"  # DEBUG, INFO, WARNING, ERROR or CRITICAL (any case)
+
+
+@dataclass(frozen=True)
+class Settings:
+    mongodb: MongoSettings = MongoSettings()
+    validation: ValidationSettings = ValidationSettings()
+    output: OutputSettings = OutputSettings()
+    chart: ChartSettings = ChartSettings()
+    argocd: ArgoSettings = ArgoSettings()
+    git: GitSettings = GitSettings()
+    sync: SyncSettings = SyncSettings()
+    secrets: SecretSettings = SecretSettings()
+    vault: VaultSettings = VaultSettings()
+    watch: WatchSettings = WatchSettings()
+    log: LogSettings = LogSettings()
+    # Document layers: deep-merged under every document (maps merge, lists and scalars replace).
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Where the settings came from, for messages.
+    source: str = "built-in defaults"
+
+    @property
+    def repo_url(self) -> str:
+        return self.argocd.repo_url or self.git.remote or ""
+
+    @property
+    def target_revision(self) -> str:
+        return self.argocd.target_revision or self.git.branch
+
+
+def replace(settings: Settings, **sections: Mapping[str, Any]) -> Settings:
+    """A copy of `settings` with some keys of some sections changed (used by tests and the CLI)."""
+    changes = {
+        name: dataclasses.replace(getattr(settings, name), **values)
+        for name, values in sections.items()
+    }
+    return dataclasses.replace(settings, **changes)

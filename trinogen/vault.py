@@ -17,10 +17,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from trinogen.errors import ConfigError, VaultUnavailable
+from trinogen.errors import (
+    ConfigError,
+    SecretForbidden,
+    SecretNotFound,
+    SecretProblem,
+    VaultUnavailable,
+)
 from trinogen.render import SecretData
 from trinogen.secrets import Secret
 from trinogen.settings import VaultSettings
+
+# SecretProblem and its kinds live in the error tree; they stay importable from here.
+__all__ = ["SecretForbidden", "SecretNotFound", "SecretProblem", "VaultReader", "connect"]
 
 log = logging.getLogger(__name__)
 
@@ -29,18 +38,6 @@ log = logging.getLogger(__name__)
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 _BACKOFF_FACTOR = 0.3
 _BACKOFF_MAX = 5.0
-
-
-class SecretProblem(Exception):
-    """A KV path that cannot be used for the clusters referencing it (never a run failure)."""
-
-
-class SecretNotFound(SecretProblem):
-    pass
-
-
-class SecretForbidden(SecretProblem):
-    pass
 
 
 class VaultReader:

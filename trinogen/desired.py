@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from trinogen.cache import RenderCache
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
     Classified,
@@ -29,7 +28,7 @@ from trinogen.model import (
     field_path,
 )
 from trinogen.plan import DesiredFile
-from trinogen.ports import ReaderFactory, SecretReader
+from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.render import Renderer, RenderError, SecretData
 from trinogen.secrets import SecretUse
 from trinogen.served import Served
@@ -92,7 +91,7 @@ def build_desired(
     *,
     inline: bool = False,
     progress: Progress = no_progress,
-    cache: RenderCache | None = None,
+    cache: RenderCacheStore | None = None,
     tree: Mapping[str, str] | None = None,
 ) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.

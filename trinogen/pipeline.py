@@ -162,7 +162,8 @@ def sync(
             cache.save()
     _fill(report, desired, done)
     if not options.dry_run and options.write_status:
-        report.stats["statusWrites"] = write_status(source, done.plan, desired,
+        report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
+                                                    desired.render_hashes,
                                                     done.commit or repo.head_commit())
     report.stats.update(_sync_stats(desired, done, len(raws), source, started))
     return report

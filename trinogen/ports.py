@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from trinogen.cache import RenderCache
 from trinogen.model import RawDocument
 from trinogen.plan import FileChange, Layout
 from trinogen.render import SecretData
@@ -58,6 +57,46 @@ class PushOutcome:
     summary: str = ""
 
 
+@dataclass(frozen=True)
+class CacheEntry:
+    """What the render cache recorded for one document: the files it rendered to (blob ids)
+    and the secret versions they were rendered with."""
+
+    cluster_id: str
+    doc_id: str
+    files: Mapping[str, str]  # path -> blob id
+    versions: Mapping[str, int | None] = field(default_factory=dict)  # secret path -> version
+    warnings: tuple[tuple[str, str, str], ...] = ()  # (cluster, field, message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cluster": self.cluster_id, "doc": self.doc_id, "files": dict(self.files),
+                "versions": dict(self.versions), "warnings": [list(w) for w in self.warnings]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CacheEntry:
+        # The file is trinogen's own (marshal keeps the types it wrote); shapes are checked,
+        # not every string, so loading 10,000 entries stays cheap.
+        files, versions, warnings = data["files"], data["versions"], data["warnings"]
+        if not (isinstance(files, dict) and isinstance(versions, dict)
+                and isinstance(warnings, list)):
+            raise TypeError("malformed cache entry")
+        return cls(str(data["cluster"]), str(data["doc"]), files, versions,
+                   tuple(tuple(w) for w in warnings) if warnings else ())
+
+
+class RenderCacheStore(Protocol):
+    """The render cache as the pipeline uses it (`trinogen.cache.RenderCache`)."""
+
+    extra: dict[str, str]  # files of no single cluster (the app-of-apps) -> blob id, as loaded
+    used_extra: dict[str, str]  # the same, as this run used them
+
+    def get(self, key: str) -> CacheEntry | None: ...
+
+    def keep(self, key: str, entry: CacheEntry) -> None: ...
+
+    def save(self) -> None: ...
+
+
 class Repository(Protocol):
     """A working copy of the GitOps repository: read the tree, write one commit, push it."""
 
@@ -85,7 +124,7 @@ class Repository(Protocol):
 
     def push(self) -> PushOutcome: ...
 
-    def render_cache(self, fingerprint: str) -> RenderCache | None: ...
+    def render_cache(self, fingerprint: str) -> RenderCacheStore | None: ...
 
 
 class SecretReader(Protocol):

@@ -13,24 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from trinogen.cache import Entry, RenderCache, document_key
+from trinogen.cache import document_key
 from trinogen.model import Cluster, RawDocument, enabled_claims
 from trinogen.plan import DesiredFile
+from trinogen.ports import CacheEntry, RenderCacheStore
 
 
 @dataclass
 class Served:
     """What the cache answers in one run; `misses` take the path."""
 
-    cache: RenderCache | None
+    cache: RenderCacheStore | None
     tree: Mapping[str, str] | None
     misses: list[RawDocument]
     keys: dict[str, str | None] = field(default_factory=dict)  # doc _id -> cache key
-    hits: dict[str, tuple[RawDocument, str, Entry]] = field(default_factory=dict)  # by doc _id
+    hits: dict[str, tuple[RawDocument, str, CacheEntry]] = field(default_factory=dict)  # by doc _id
 
     @classmethod
     def select(
-        cls, raws: list[RawDocument], fingerprint: str, cache: RenderCache | None,
+        cls, raws: list[RawDocument], fingerprint: str, cache: RenderCacheStore | None,
         tree: Mapping[str, str] | None, *, inline: bool = False,
     ) -> Served:
         """Split the documents into cache hits and the rest."""
@@ -54,7 +55,7 @@ class Served:
                  if any(p in errors or versions.get(p) != v for p, v in entry.versions.items())]
         return [self.hits.pop(doc_id)[0] for doc_id in stale]
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[CacheEntry]:
         """The hits' entries, each kept for the next run."""
         if self.cache is not None:
             for _, key, entry in self.hits.values():
@@ -73,7 +74,7 @@ class Served:
             if not key:
                 continue
             used = sorted({u.ref.secret_path for u in cluster.secret_uses})
-            self.cache.keep(key, Entry(
+            self.cache.keep(key, CacheEntry(
                 cluster_id=cluster.cluster_id, doc_id=cluster.doc_id, files=dict(blobs),
                 versions={p: versions.get(p) for p in used},
                 warnings=tuple((w.cluster, w.field, w.message) for w in cluster.warnings),
@@ -98,16 +99,16 @@ def _key(raw: RawDocument, fingerprint: str) -> str | None:
 
 
 def _hits(
-    raws: list[RawDocument], keys: Mapping[str, str | None], cache: RenderCache,
+    raws: list[RawDocument], keys: Mapping[str, str | None], cache: RenderCacheStore,
     tree: Mapping[str, str],
-) -> dict[str, tuple[RawDocument, str, Entry]]:
+) -> dict[str, tuple[RawDocument, str, CacheEntry]]:
     """Documents whose cached output is exactly what the repository holds now.
 
     Documents sharing a clusterId with another enabled document are never hits: they must be
     validated together to be reported as duplicates.
     """
     claims = enabled_claims(raws)
-    hits: dict[str, tuple[RawDocument, str, Entry]] = {}
+    hits: dict[str, tuple[RawDocument, str, CacheEntry]] = {}
     for raw in raws:
         key = keys.get(raw.doc_id)
         entry = cache.get(key) if key else None

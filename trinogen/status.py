@@ -7,11 +7,10 @@ that would not change anything is not written again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from trinogen.desired import Desired
 from trinogen.model import Failed
 from trinogen.plan import ClusterChange, Plan
 from trinogen.ports import DocumentSource, StatusRecord
@@ -68,11 +67,13 @@ def _failed_row(f: Failed, prev: StatusRecord, now: datetime) -> Row | None:
             "lastError": error, "errorAt": now}
 
 
-def write_status(source: DocumentSource, plan: Plan, desired: Desired, commit: str | None) -> int:
+def write_status(
+    source: DocumentSource, plan: Plan, failed: Iterable[Failed],
+    render_hashes: Callable[[], Mapping[str, str]], commit: str | None,
+) -> int:
     """Write this run's status rows (batched); returns the records written."""
     if source.ephemeral:
-        return 0  # nobody could read them back; skip hashing every cluster's files too
+        return 0  # nobody could read them back: do not even hash every cluster's files
     now = datetime.now(UTC).replace(microsecond=0)
-    rows = status_rows(plan.clusters, desired.failed, desired.render_hashes(),
-                       source.read_status(), commit, now)
+    rows = status_rows(plan.clusters, failed, render_hashes(), source.read_status(), commit, now)
     return int(source.write_status(rows))

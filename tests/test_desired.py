@@ -31,8 +31,8 @@ def analytics() -> Cluster:
         (Secrets(errors={PATH: "Vault has no secret at " + PATH}),
          "placeholder {{ MYSQL_RDS_PASSWORD }}: Vault has no secret at " + PATH),
         (Secrets({PATH: SecretData(1, {"other": Secret("pw")})}),
-         f"placeholder {{{{ MYSQL_RDS_PASSWORD }}}}: Vault secret {PATH} has no key "
-         "'MYSQL_RDS_PASSWORD' (or its value is not a string)"),
+         (f"placeholder {{{{ MYSQL_RDS_PASSWORD }}}}: Vault secret {PATH} has no key "
+         "'MYSQL_RDS_PASSWORD' (or its value is not a string)")),
     ],
 )
 def test_secret_problems(secrets: Secrets, message: str | None) -> None:

@@ -13,10 +13,13 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from trinogen.errors import GitUnavailable
 from trinogen.plan import FileChange
+
+if TYPE_CHECKING:  # GitPython is imported when a push runs, not at start-up
+    import git
 
 
 class Unusable(Exception):
@@ -180,9 +183,9 @@ def quote_path(path: str) -> bytes:
     return "".join(out).encode()
 
 
-def remote_says(progress: Any) -> str:
+def remote_says(progress: git.RemoteProgress) -> str:
     """What the remote printed (a hook's reason for refusing), as "; remote says: ..."."""
-    lines = [ln[len("remote:"):].strip() for ln in getattr(progress, "other_lines", [])
+    lines = [ln[len("remote:"):].strip() for ln in progress.other_lines
              if ln.startswith("remote:") and ln[len("remote:"):].strip()]
     return f"; remote says: {first_lines(chr(10).join(lines), 400)}" if lines else ""
 
@@ -192,8 +195,8 @@ def first_lines(text: str, limit: int = 600) -> str:
     return " ".join(lines)[:limit]
 
 
-def stderr_text(e: Any) -> str:
-    text = (getattr(e, "stderr", "") or str(e)).strip()
+def stderr_text(e: git.GitCommandError) -> str:
+    text = (str(e.stderr or "") or str(e)).strip()
     text = first_lines(text)
     if text.startswith("stderr:"):
         text = text[len("stderr:") :].strip().strip("'")

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trinogen.cache import RenderCache
 from trinogen.errors import GitUnavailable
@@ -42,6 +42,9 @@ from trinogen.plan import FileChange, Layout
 from trinogen.ports import PushOutcome
 from trinogen.render import HEAD_BYTES
 from trinogen.settings import GitSettings, is_local_path
+
+if TYPE_CHECKING:  # GitPython is imported when a push runs, not at start-up
+    import git
 
 log = logging.getLogger(__name__)
 
@@ -311,7 +314,8 @@ class WorkingCopy:
             return PushOutcome(False, rejected=True, summary=text)
         raise GitUnavailable(f"cannot push to {self.remote}: {text}") from e
 
-    def _push_result(self, infos: Any, progress: Any) -> PushOutcome:
+    def _push_result(self, infos: git.remote.PushInfoList, progress: git.RemoteProgress
+                     ) -> PushOutcome:
         """What the push reported (GitPython does not raise for a rejected push)."""
         import git
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -130,10 +130,13 @@ def _add_served(desired: Desired, served: Served) -> None:
     desired.cache_hits = len(served.hits)
 
 
-def _rendered(desired: Desired, clusters: Iterable[Cluster]) -> list[tuple[Cluster, dict[str, str]]]:
-    """Each cluster rendered in this run with its files' blob ids."""
-    return [(c, {p: f.blob for p, f in desired.files[c.cluster_id].items()})
-            for c in clusters if desired.docs.get(c.cluster_id) == c.doc_id]
+def _rendered(
+    desired: Desired, clusters: Iterable[Cluster]
+) -> Iterator[tuple[Cluster, dict[str, str]]]:
+    """Each cluster rendered in this run with its files' blob ids (lazily: only a cache asks)."""
+    for c in clusters:
+        if desired.docs.get(c.cluster_id) == c.doc_id:
+            yield c, {p: f.blob for p, f in desired.files[c.cluster_id].items()}
 
 
 # --- secrets -------------------------------------------------------------------------------

@@ -145,13 +145,13 @@ def sync(
         progress("refresh", 0, 1)
         repo.refresh()
         tree = repo.tree(layout)
-        raws, targets = read_documents(source, options.targets, tree, repo, layout)
+        raws, scope = read_documents(source, options.targets, tree, repo, layout)
         progress("read", len(raws), len(raws))
         cache = repo.render_cache(renderer.fingerprint)
         desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
                                 progress=progress, cache=cache, tree=tree)
         planner = Planner(layout, desired, _guards(settings, options, len(raws), source), repo,
-                          targets)
+                          scope)
         if options.dry_run:
             done = Published(planner(tree))
             report.diff = unified_diff(done.plan, repo.read, masker(desired))

@@ -1,0 +1,550 @@
+"""A real Trino accepts what trinogen writes, and refuses the mistakes it must refuse (issue 10).
+
+Every example in config/examples/ and the documents below go through trinogen and the real chart
+(`../shared/charts/trino` with helm-python-sdk); the chart's ConfigMaps are laid out as the pods
+mount them, changed only as REWRITES lists (for a laptop), and booted as a real Trino
+(tests/trino_server.py: the Maven Central release, coordinator plus one worker on 127.0.0.1).
+The Trino client (PyPI `trino`) then checks the catalogs and runs a query on the worker.
+
+MISTAKES is the other half: one Trino-level mistake each, injected into the files of a valid
+document; Trino itself must refuse to start and name the property (one control shows that a
+misspelt node.* key is silently ignored, which is why trinogen must catch it). Each entry also
+states the mistake as a document would, so trinogen's own validation can be held to the same list.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests import javaprops
+from tests import trino_server as ts
+from tests.conftest import CHART_DIR, demo_settings, example_docs, needs
+from trinogen.model import Cluster, RawDocument, classify
+from trinogen.render import Renderer
+from trinogen.settings import Settings
+from trinogen.source import doc_key
+
+try:
+    import helm_python
+except ImportError:  # pragma: no cover - depends on the environment
+    helm_python = None
+try:
+    import trino
+except ImportError:  # pragma: no cover - depends on the environment
+    trino = None
+
+pytestmark = [
+    pytest.mark.slow,
+    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
+    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
+    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
+    needs(ts.java_available(),
+          f"no Java at {ts.JAVA_HOME} (Trino {ts.TRINO_VERSION} needs Java >= 24; set "
+          "TRINOGEN_TEST_JAVA_HOME)"),
+]
+
+BOOT_TIMEOUT = 300.0  # seconds; 2 shared cores, several JVMs
+TARGET_HEAP_MIB = 1024  # the larger role's heap is scaled to this
+
+# --- what is changed for a laptop, and why (the only differences from the pods) ---------------
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    file: str
+    key: str  # a property key, a JVM flag prefix, or a launcher option
+    becomes: str
+    why: str
+
+
+REWRITES = (
+    Rewrite("jvm.config", "-agentpath:/usr/lib/trino/bin/libjvmkill.so", "dropped",
+            "the container image ships libjvmkill.so; the Maven Central tarball does not"),
+    Rewrite("jvm.config", "-Xmx", "x f (one factor per document: larger heap -> 1024M)",
+            "two JVMs per document on a 2-core machine; a common factor keeps Trino's startup "
+            "check (max-memory-per-node + headroom <= heap) exactly as in the pods"),
+    Rewrite("jvm.config", "-Xms", "x f", "as -Xmx"),
+    Rewrite("config.properties", "query.max-memory-per-node", "x f", "as -Xmx"),
+    Rewrite("config.properties", "memory.heap-headroom-per-node", "x f (absolute sizes)",
+            "as -Xmx"),
+    Rewrite("config.properties", "query.max-memory", "x f", "kept in proportion to the nodes"),
+    Rewrite("config.properties", "query.max-total-memory", "x f", "kept in proportion"),
+    Rewrite("config.properties", "http-server.http.port", "a free port per node",
+            "each pod has its own IP and port 8080; locally the nodes share 127.0.0.1"),
+    Rewrite("config.properties", "discovery.uri", "http://127.0.0.1:<coordinator port>",
+            "pods reach the coordinator as localhost:8080 or through the Service"),
+    Rewrite("node.properties", "node.data-dir", "<node>/data", "the pod's /data/trino"),
+    Rewrite("node.properties", "plugin.dir", "<distribution>/plugin (every plugin)",
+            "the image's /usr/lib/trino/plugin"),
+    Rewrite("jvm.config", "-XX:TieredStopAtLevel=1", "added",
+            "JIT with C1 only: a third of the CPU time to boot on 2 shared cores; no config "
+            "check depends on the compiler"),
+    Rewrite("node.properties", "node.internal-address", "added: 127.0.0.1",
+            "a pod announces its pod IP; here every node is on the loopback"),
+    Rewrite("any .properties", "values starting with /etc/trino/", "<node>/pod/etc/trino/...",
+            "files the chart mounts at /etc/trino live below the node's directory"),
+    Rewrite("launcher", "-Dnode.id", "added: coordinator / worker-0",
+            "the image's run-trino passes -Dnode.id=$HOSTNAME"),
+    Rewrite("config.properties", "node-scheduler.include-coordinator", "true (MISTAKES only)",
+            "the negative cases boot a coordinator alone to save time"),
+)
+_REWRITTEN_KEYS = {r.key for r in REWRITES}
+
+_JVM_SIZE = re.compile(r"(\d+)([kKmMgGtT]?)")
+_JVM_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_DATA_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(B|kB|MB|GB|TB|PB)")
+_DATA_UNIT = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}
+_SCALED_SIZES = ("query.max-memory-per-node", "memory.heap-headroom-per-node",
+                 "query.max-memory", "query.max-total-memory")
+MiB = 1 << 20
+
+
+def _jvm_bytes(text: str) -> int:
+    m = _JVM_SIZE.fullmatch(text)
+    assert m, f"not a JVM size: {text!r}"
+    return int(m.group(1)) * _JVM_UNIT[m.group(2).lower()]
+
+
+def _scaled_data_size(text: str, factor: float) -> str:
+    m = _DATA_SIZE.fullmatch(text.strip())
+    if m is None:  # a relative value (a percentage) does not depend on the heap
+        return text
+    return f"{max(1, int(float(m.group(1)) * _DATA_UNIT[m.group(2)] * factor) // MiB)}MB"
+
+
+def heap_factor(pods: Mapping[str, ts.NodeFiles]) -> float:
+    heaps = [_jvm_bytes(line.strip()[4:]) for p in pods.values()
+             for line in p.files["/etc/trino/jvm.config"].splitlines()
+             if line.strip().startswith("-Xmx")]
+    return min(1.0, TARGET_HEAP_MIB * MiB / max(heaps))
+
+
+def for_laptop(pod: ts.NodeFiles, node_root: Path, plugin_dir: Path, port: int,
+               coordinator_port: int, factor: float, *,
+               coordinator_alone: bool = False) -> ts.NodeFiles:
+    """The pod's files with exactly the REWRITES applied."""
+    local_etc = str(node_root / "pod" / "etc" / "trino")
+    files = {}
+    for path, text in pod.files.items():
+        if path.endswith("/jvm.config"):
+            lines = []
+            for line in text.splitlines():
+                s = line.strip()
+                if s == "-agentpath:/usr/lib/trino/bin/libjvmkill.so":
+                    continue
+                if s.startswith(("-Xmx", "-Xms")):
+                    size = int(_jvm_bytes(s[4:]) * factor) // MiB
+                    line = f"{s[:4]}{size}M"
+                lines.append(line)
+            lines.append("-XX:TieredStopAtLevel=1")
+            text = "\n".join(lines) + "\n"
+        elif path.endswith(".properties"):
+            props = javaprops.loads(text)
+            changes: dict[str, str | None] = {
+                k: local_etc + v[len("/etc/trino"):] for k, v in props.items()
+                if v.startswith("/etc/trino/")}
+            if path == "/etc/trino/config.properties":
+                changes["http-server.http.port"] = str(port)
+                changes["discovery.uri"] = f"http://127.0.0.1:{coordinator_port}"
+                for key in _SCALED_SIZES:
+                    if key in props:
+                        changes[key] = _scaled_data_size(props[key], factor)
+                if coordinator_alone:
+                    changes["node-scheduler.include-coordinator"] = "true"
+            elif path == "/etc/trino/node.properties":
+                changes["node.data-dir"] = str(node_root / "data")
+                changes["plugin.dir"] = str(plugin_dir)
+                changes["node.internal-address"] = "127.0.0.1"
+            text = ts.properties_with(text, changes)
+        files[path] = text
+    return ts.NodeFiles(files, dict(pod.env))
+
+
+# --- documents --------------------------------------------------------------------------------
+
+# Nothing listens on these: every connector below contacts its system lazily, on first use.
+DEAD_METASTORE = "thrift://127.0.0.1:9"
+S3_FS = {"fs.native-s3.enabled": "true", "s3.region": "us-east-1"}
+
+
+def _doc(cluster_id: str, connectors: list[dict[str, Any]], **body: Any) -> dict[str, Any]:
+    return {"_id": f"trino-real-{cluster_id}", "clusterId": cluster_id, "owner": "qa_team",
+            "enabled": True, "connectors": connectors, **body}
+
+
+def _catalog(name: str, connector: str, **props: str) -> dict[str, Any]:
+    return {"name": name, "properties": {"connector.name": connector, **props}}
+
+
+TEST_DOCS = [
+    _doc("lakes", [
+        _catalog("hive", "hive", **{"hive.metastore.uri": DEAD_METASTORE}, **S3_FS),
+        _catalog("iceberg", "iceberg", **{"iceberg.catalog.type": "hive_metastore",
+                                          "hive.metastore.uri": DEAD_METASTORE}, **S3_FS),
+        _catalog("delta", "delta_lake", **{"hive.metastore.uri": DEAD_METASTORE}, **S3_FS),
+        _catalog("tpch", "tpch"),
+    ]),
+    _doc("sources", [
+        _catalog("pg", "postgresql", **{
+            "connection-url": "jdbc:postgresql://127.0.0.1:9/dw", "connection-user": "trino",
+            "connection-password": "{{ PG_PASSWORD }}"}),
+        _catalog("mysql", "mysql", **{
+            "connection-url": "jdbc:mysql://127.0.0.1:9", "connection-user": "trino",
+            "connection-password": "{{ MYSQL_PASSWORD }}"}),
+        _catalog("events", "kafka", **{"kafka.nodes": "127.0.0.1:9",
+                                       "kafka.table-names": "orders"}),
+        _catalog("search", "opensearch", **{"opensearch.host": "127.0.0.1",
+                                            "opensearch.port": "9",
+                                            "opensearch.default-schema-name": "default"}),
+        _catalog("scratch", "memory", **{"memory.max-data-per-node": "64MB"}),
+        _catalog("sink", "blackhole"),
+        _catalog("tpch", "tpch", **{"tpch.splits-per-node": "2"}),
+        _catalog("tpcds", "tpcds"),
+    ], properties={
+        "query": {"max-execution-time": "1h", "max-run-time": "2h"},
+        "exchange": {"compression-codec": "LZ4"},
+        "optimizer": {"join-reordering-strategy": "AUTOMATIC"},
+    }),
+]
+DOCS = {d["clusterId"]: d for d in [*example_docs(), *TEST_DOCS]}
+CASES = sorted(DOCS)
+
+
+# --- through trinogen and the chart into what the pods see ------------------------------------
+
+
+@dataclass
+class Pods:
+    """One document's coordinator and worker as the chart has the pods mount them."""
+
+    cluster_id: str
+    catalogs: set[str]  # the catalogs the document declares (lowercased, as Trino names them)
+    role: dict[str, ts.NodeFiles] = field(default_factory=dict)
+
+
+def _dummy(key: str) -> str:
+    return f"dummy-{key.lower()}"
+
+
+def render_pods(doc: Mapping[str, Any], settings: Settings, chart: Any) -> Pods:
+    doc = copy.deepcopy(dict(doc))
+    outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
+    assert isinstance(outcome, Cluster), f"{doc['clusterId']} does not validate: {outcome}"
+    files = Renderer(settings).render_cluster(outcome, {})
+    cid = doc["clusterId"]
+    values_text = files[f"{settings.output.clusters_dir}/{cid}/values.yaml"].decode()
+    manifests = chart.render(helm_python.values_from_yaml(values_text), name=cid,
+                             namespace=f"trino-{cid}", is_install=True)
+    objects = [o for path, text in sorted(manifests.items()) if path.endswith((".yaml", ".yml"))
+               for o in yaml.safe_load_all(text) if o]
+    secrets = {}  # Secret name -> keys, as the ExternalSecret trinogen wrote would create it
+    for path, raw in files.items():
+        if path.endswith("/externalsecret.yaml"):
+            es = yaml.safe_load(raw)
+            secrets[es["spec"]["target"]["name"]] = [d["secretKey"] for d in es["spec"]["data"]]
+    config_maps = {o["metadata"]["name"]: o.get("data") or {} for o in objects
+                   if o.get("kind") == "ConfigMap"}
+    pods = Pods(cid, {c["name"].lower() for c in doc.get("connectors", [])})
+    for o in objects:
+        if o.get("kind") != "Deployment":
+            continue
+        role = o["metadata"]["labels"]["app.kubernetes.io/component"]
+        spec = o["spec"]["template"]["spec"]
+        (container,) = [c for c in spec["containers"] if c["name"] == f"trino-{role}"]
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        pod_files: dict[str, str] = {}
+        for mount in container.get("volumeMounts", []):
+            volume = volumes[mount["name"]]
+            assert "configMap" in volume, f"{cid} {role}: unsupported volume {volume}"
+            data = config_maps[volume["configMap"]["name"]]
+            items = volume["configMap"].get("items") or [{"key": k, "path": k} for k in data]
+            for item in items:
+                pod_files[f"{mount['mountPath'].rstrip('/')}/{item['path']}"] = data[item["key"]]
+        env = {e["name"]: e["value"] for e in container.get("env") or [] if "value" in e}
+        for source in container.get("envFrom") or []:
+            name = source["secretRef"]["name"]
+            assert name in secrets, f"{cid}: envFrom Secret {name} is created by no ExternalSecret"
+            env.update({key: _dummy(key) for key in secrets[name]})
+        pods.role[role] = ts.NodeFiles(pod_files, env)
+    assert set(pods.role) == {"coordinator", "worker"}, f"{cid}: roles {set(pods.role)}"
+    return pods
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return demo_settings()
+
+
+@pytest.fixture(scope="module")
+def chart() -> Any:
+    return helm_python.Chart.load(CHART_DIR)
+
+
+@pytest.fixture(scope="module")
+def dist() -> Path:
+    """The unpacked Trino distribution (downloaded into the cache on first use)."""
+    return ts.distribution()
+
+
+@pytest.fixture(scope="module")
+def pods_of(settings: Settings, chart: Any) -> Callable[[str], Pods]:
+    cache: dict[str, Pods] = {}
+
+    def get(case: str) -> Pods:
+        if case not in cache:
+            cache[case] = render_pods(DOCS[case], settings, chart)
+        return cache[case]
+
+    return get
+
+
+def boot_cluster(pods: Pods, dist: Path, root: Path) -> ts.TrinoCluster:
+    """Coordinator plus one worker from the pods' files (after REWRITES), started and ready."""
+    factor = heap_factor(pods.role)
+    cport, wport = ts.free_port(), ts.free_port()
+    nodes = []
+    for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
+        node_root = root / name
+        files = for_laptop(pods.role[role], node_root, dist / "plugin", port, cport, factor)
+        nodes.append(ts.TrinoNode(name, node_root, files))
+    cluster = ts.TrinoCluster(nodes[0], nodes[1:], cport)
+    cluster.start(dist, BOOT_TIMEOUT)
+    return cluster
+
+
+@dataclass
+class Running:
+    pods: Pods
+    cluster: ts.TrinoCluster
+    nodes: list[list[object]]  # system.runtime.nodes once the worker was active
+
+
+@pytest.fixture(scope="module", params=CASES)
+def running(request: pytest.FixtureRequest, pods_of: Callable[[str], Pods], dist: Path,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """One document's cluster, booted once for the tests below, stopped afterwards."""
+    pods = pods_of(request.param)
+    root = tmp_path_factory.mktemp(f"trino-{request.param}")
+    t0 = time.monotonic()
+    cluster = boot_cluster(pods, dist, root)
+    try:
+        nodes = ts.wait_for_active_workers(cluster.port, 1, BOOT_TIMEOUT)
+        print(f"\n{request.param}: started {cluster.boot_seconds}, worker active after "
+              f"{time.monotonic() - t0:.1f}s")
+        yield Running(pods, cluster, nodes)
+    finally:
+        cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_rewrites_touch_only_what_the_table_lists(
+    pods_of: Callable[[str], Pods], tmp_path: Path
+) -> None:
+    """Between the pods' files and the booted files only keys named in REWRITES differ."""
+    for case in CASES:
+        pods = pods_of(case)
+        factor = heap_factor(pods.role)
+        for role, pod in pods.role.items():
+            local = for_laptop(pod, tmp_path / role, tmp_path / "plugin", 1, 2, factor,
+                               coordinator_alone=True)
+            assert set(local.files) == set(pod.files) and local.env == pod.env
+            for path, before in pod.files.items():
+                after = local.files[path]
+                if path.endswith(".properties"):
+                    old, new = javaprops.loads(before), javaprops.loads(after)
+                    changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+                    moved = {k for k in changed if old.get(k, "").startswith("/etc/trino/")}
+                    assert changed - moved <= _REWRITTEN_KEYS, f"{case} {role} {path}"
+                elif path.endswith("jvm.config"):
+                    old_l = {ln.strip() for ln in before.splitlines()}
+                    new_l = {ln.strip() for ln in after.splitlines()}
+                    for line in old_l ^ new_l:
+                        assert any(line.startswith(k) for k in _REWRITTEN_KEYS), line
+                else:
+                    assert after == before, f"{case} {role} {path}"
+
+
+def test_show_catalogs_lists_exactly_the_declared_catalogs(running: Running) -> None:
+    """SHOW CATALOGS on the real Trino is the document's catalogs plus system, nothing else."""
+    rows = ts.query(running.cluster.port, "SHOW CATALOGS")
+    assert {r[0] for r in rows} == running.pods.catalogs | {"system"}
+
+
+def test_the_worker_joined_the_coordinator(running: Running) -> None:
+    """system.runtime.nodes shows the coordinator and one active worker."""
+    assert sorted((str(n), bool(c), str(s)) for n, c, s in running.nodes) == [
+        ("coordinator", True, "active"), ("worker-0", False, "active")]
+
+
+def test_tpch_nation_has_25_rows_where_declared(running: Running) -> None:
+    """Where tpch is declared, a query the worker executes returns 25 nations; else no tpch."""
+    if "tpch" in running.pods.catalogs:
+        assert ts.query(running.cluster.port, "SELECT count(*) FROM tpch.tiny.nation") == [[25]]
+    else:
+        with pytest.raises(trino.exceptions.TrinoUserError, match="tpch"):
+            ts.query(running.cluster.port, "SELECT count(*) FROM tpch.tiny.nation")
+
+
+# --- the mistakes Trino refuses (and one it ignores) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One Trino-level mistake: where it goes, what Trino says, and how a document states it."""
+
+    id: str
+    description: str
+    file: str  # a pod path: /etc/trino/config.properties, /etc/trino/catalog/<name>.properties
+    key: str
+    value: str
+    message: str | None  # a fragment of Trino's startup error; None: Trino starts regardless
+    document: dict[str, Any]  # the same mistake in a cluster document (MISTAKE_BASE + this)
+
+
+MISTAKE_BASE = _doc("mistakes", [
+    _catalog("pg", "postgresql", **{"connection-url": "jdbc:postgresql://127.0.0.1:9/dw",
+                                    "connection-user": "trino"}),
+    _catalog("lake", "hive", **{"hive.metastore.uri": DEAD_METASTORE}, **S3_FS),
+])
+_PG, _LAKE = "/etc/trino/catalog/pg.properties", "/etc/trino/catalog/lake.properties"
+_CONFIG, _NODE = "/etc/trino/config.properties", "/etc/trino/node.properties"
+
+
+def _in_catalog(name: str, key: str, value: str) -> dict[str, Any]:
+    connectors = copy.deepcopy(MISTAKE_BASE["connectors"])
+    for c in connectors:
+        if c["name"] == name:
+            c["properties"][key] = value
+    return {"connectors": connectors}
+
+
+def _in_properties(section: str, key: str, value: str) -> dict[str, Any]:
+    return {"properties": {section: {key: value}}}
+
+
+MISTAKES = (
+    Mistake("catalog-typo", "a typo in a catalog property (postgresql)", _PG,
+            "connection-pasword", "secret",
+            "Configuration property 'connection-pasword' was not used",
+            _in_catalog("pg", "connection-pasword", "secret")),
+    Mistake("foreign-property", "another connector's property in a postgresql catalog", _PG,
+            "hive.metastore.uri", DEAD_METASTORE,
+            "Configuration property 'hive.metastore.uri' was not used",
+            _in_catalog("pg", "hive.metastore.uri", DEAD_METASTORE)),
+    Mistake("unknown-connector", "an unknown connector.name", _PG,
+            "connector.name", "postgres", "No factory for connector 'postgres'",
+            _in_catalog("pg", "connector.name", "postgres")),
+    Mistake("server-typo", "a typo in a server property", _CONFIG,
+            "query.max-memory-per-nod", "1GB",
+            "Configuration property 'query.max-memory-per-nod' was not used",
+            _in_properties("query", "max-memory-per-nod", "1GB")),
+    Mistake("logger-in-config", "a logger level in config.properties", _CONFIG,
+            "io.trino.plugin.hive", "DEBUG",
+            "Configuration property 'io.trino.plugin.hive' was not used",
+            _in_properties("io", "trino.plugin.hive", "DEBUG")),
+    Mistake("hadoop-resources-without-hadoop", "hive.config.resources without fs.hadoop.enabled",
+            _LAKE, "hive.config.resources", "/etc/trino/hadoop/core-site.xml",
+            "Configuration property 'hive.config.resources' was not used",
+            _in_catalog("lake", "hive.config.resources", "/etc/trino/hadoop/core-site.xml")),
+    # @DefunctConfig of io.trino.plugin.hive.HiveConfig in trino-hive-476.jar (read with javap)
+    Mistake("defunct", "a defunct hive property", _LAKE,
+            "hive.s3select-pushdown.enabled", "true",
+            "Defunct property 'hive.s3select-pushdown.enabled'",
+            _in_catalog("lake", "hive.s3select-pushdown.enabled", "true")),
+    Mistake("invalid-value", "a server property with a value of the wrong type", _CONFIG,
+            "query.max-memory", "lots", "Invalid value 'lots' for type",
+            _in_properties("query", "max-memory", "lots")),
+    Mistake("node-typo", "a misspelt node.* property: Trino starts and ignores it", _NODE,
+            "node.enviroment", "staging", None,
+            _in_properties("node", "enviroment", "staging")),
+)
+
+
+def mistake_document(m: Mistake) -> dict[str, Any]:
+    """MISTAKE_BASE with `m` applied, as a cluster document (for validating with trinogen)."""
+    return {**copy.deepcopy(MISTAKE_BASE), "_id": f"trino-real-{m.id}", "clusterId": m.id,
+            **copy.deepcopy(m.document)}
+
+
+@dataclass
+class BootOutcome:
+    started: bool
+    exit_code: int | None
+    log: str
+    seconds: float
+
+
+def boot_with_mistake(pods: Pods, m: Mistake, dist: Path, root: Path) -> BootOutcome:
+    """A coordinator alone from the base document's files plus `m`: did it start, what it said."""
+    port = ts.free_port()
+    pod = pods.role["coordinator"]
+    assert m.file in pod.files, f"{m.id}: {m.file} is not a file of the pod"
+    injected = dict(pod.files)
+    injected[m.file] = ts.properties_with(pod.files[m.file], {m.key: m.value})
+    files = for_laptop(ts.NodeFiles(injected, pod.env), root, dist / "plugin", port, port,
+                       heap_factor(pods.role), coordinator_alone=True)
+    node = ts.TrinoNode("coordinator", root, files)
+    node.start(dist)
+    try:
+        state, code = node.wait_outcome(BOOT_TIMEOUT)
+        return BootOutcome(state == "started", code, node.log(), time.monotonic() - node.started_at)
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="module")
+def mistake_outcomes(
+    settings: Settings, chart: Any, dist: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, BootOutcome]:
+    """Every MISTAKES boot, two at a time (coordinator only, so each is one JVM)."""
+    pods = render_pods(MISTAKE_BASE, settings, chart)
+    root = tmp_path_factory.mktemp("trino-mistakes")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {m.id: pool.submit(boot_with_mistake, pods, m, dist, root / m.id)
+                   for m in MISTAKES}
+        outcomes = {k: f.result() for k, f in futures.items()}
+    print("\nmistake boots:", {k: f"{o.seconds:.1f}s" for k, o in outcomes.items()})
+    shutil.rmtree(root, ignore_errors=True)
+    return outcomes
+
+
+@pytest.mark.parametrize("m", [m for m in MISTAKES if m.message], ids=lambda m: m.id)
+def test_trino_refuses_to_start_naming_the_property(
+    mistake_outcomes: dict[str, BootOutcome], m: Mistake
+) -> None:
+    """With the mistake in its file the real Trino exits at startup, naming the property."""
+    o = mistake_outcomes[m.id]
+    tail = "\n".join(o.log.splitlines()[-40:])
+    assert not o.started, f"{m.id}: Trino started\n{tail}"
+    assert o.exit_code != 0, tail
+    assert m.message is not None and m.message in o.log, f"{m.id}: {m.message!r} not in\n{tail}"
+
+
+def test_a_misspelt_node_property_is_silently_ignored(
+    mistake_outcomes: dict[str, BootOutcome]
+) -> None:
+    """Control: node.enviroment starts a Trino that never mentions it (trinogen must catch it)."""
+    o = mistake_outcomes["node-typo"]
+    assert o.started, "\n".join(o.log.splitlines()[-40:])
+    assert "enviroment" not in o.log.replace("-Dnode.enviroment", "")
+
+
+def test_mistake_documents_state_the_same_mistake(settings: Settings, chart: Any) -> None:
+    """Each MISTAKES document that trinogen renders today carries the key into the named file."""
+    for m in MISTAKES:
+        doc = mistake_document(m)
+        if not isinstance(classify(RawDocument(doc_key(doc["_id"]), doc), settings), Cluster):
+            continue  # trinogen refuses it already: that is the goal
+        pod = render_pods(doc, settings, chart).role["coordinator"]
+        assert javaprops.loads(pod.files[m.file]).get(m.key) == m.value, m.id

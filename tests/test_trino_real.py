@@ -4,7 +4,9 @@ Every example in config/examples/ and the documents below go through trinogen an
 (`../shared/charts/trino` with helm-python-sdk); the chart's ConfigMaps are laid out as the pods
 mount them, changed only as REWRITES lists (for a laptop), and booted as a real Trino
 (tests/trino_server.py: the Maven Central release, coordinator plus one worker on 127.0.0.1).
-The Trino client (PyPI `trino`) then checks the catalogs and runs a query on the worker.
+The Trino client (PyPI `trino`) then checks the catalogs and runs a query on the worker. No
+catalog's remote system is contacted: connectors connect on first use, and the tests query only
+tpch and system.
 
 MISTAKES is the other half: one Trino-level mistake each, injected into the files of a valid
 document; Trino itself must refuse to start and name the property (one control shows that a
@@ -514,7 +516,11 @@ def mistake_outcomes(
         futures = {m.id: pool.submit(boot_with_mistake, pods, m, dist, root / m.id)
                    for m in MISTAKES}
         outcomes = {k: f.result() for k, f in futures.items()}
-    print("\nmistake boots:", {k: f"{o.seconds:.1f}s" for k, o in outcomes.items()})
+    for m in MISTAKES:
+        o = outcomes[m.id]
+        said = next((ln.strip() for ln in o.log.splitlines() if m.message and m.message in ln),
+                    "started" if o.started else f"exited {o.exit_code}")
+        print(f"\nmistake {m.id}: {o.seconds:.1f}s: {said[:200]}")
     shutil.rmtree(root, ignore_errors=True)
     return outcomes
 

@@ -28,7 +28,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 

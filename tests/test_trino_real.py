@@ -377,6 +377,108 @@ def test_rewrites_touch_only_what_the_table_lists(
                     assert after == before, f"{case} {role} {path}"
 
 
+@pytest.mark.parametrize(("size", "factor", "expected"), [
+    ("12GB", 1 / 28, "438MB"),  # 12 GiB / 28 = 438.86 MiB, rounded down
+    ("100TB", 1 / 28, "3744914MB"),
+    ("2GB", 1 / 6, "341MB"),
+    ("512MB", 1.0, "512MB"),
+    ("30%", 1 / 28, "30%"),  # a share of the heap scales by itself
+    ("1B", 1 / 28, "1MB"),  # never 0
+])
+def test_data_sizes_scale_like_the_heap(size: str, factor: float, expected: str) -> None:
+    """A Trino data size is multiplied by the heap factor in MiB (airlift's MB is 1024 KiB)."""
+    assert _scaled_data_size(size, factor) == expected
+
+
+def test_the_larger_heap_becomes_the_target_and_ratios_stay(tmp_path: Path) -> None:
+    """With heaps 20G and 28G the worker gets 1024M, the coordinator 20/28 of it, in proportion."""
+    pods = {role: ts.NodeFiles({"/etc/trino/jvm.config": f"-server\n-Xmx{heap}\n",
+                                "/etc/trino/config.properties":
+                                    "query.max-memory-per-node=12GB\nquery.max-memory=100TB\n"})
+            for role, heap in (("coordinator", "20G"), ("worker", "28G"))}
+    factor = heap_factor(pods)
+    out = {role: for_laptop(p, tmp_path, tmp_path / "plugin", 1, 1, factor)
+           for role, p in pods.items()}
+    assert "-Xmx731M" in out["coordinator"].files["/etc/trino/jvm.config"].split()
+    assert "-Xmx1024M" in out["worker"].files["/etc/trino/jvm.config"].split()
+    config = javaprops.loads(out["worker"].files["/etc/trino/config.properties"])
+    assert config["query.max-memory-per-node"] == "438MB"
+
+
+@pytest.mark.parametrize(("text", "changes", "expected"), [
+    ("a=1\nb=2\n", {"a": "9"}, "a=9\nb=2\n"),
+    ("a=1\nb=2\n", {"a": None}, "b=2\n"),
+    ("a=1\n", {"c": "3"}, "a=1\nc=3\n"),
+    ("# a=1\na=1\n", {"a": "2"}, "# a=1\na=2\n"),
+    ("a.b=x=y\n", {"a.b": "z"}, "a.b=z\n"),
+])
+def test_properties_with_replaces_removes_and_appends(
+    text: str, changes: dict[str, str | None], expected: str
+) -> None:
+    """properties_with changes a key's line in place, drops it for None, appends new keys."""
+    assert ts.properties_with(text, changes) == expected
+
+
+class _Maven:
+    """A local stand-in for Maven Central serving one artifact and its .sha1 over HTTP."""
+
+    def __init__(self, body: bytes, sha1: str) -> None:
+        import http.server
+        import threading
+
+        files = {"/g/a/1/a-1.zip": body, "/g/a/1/a-1.zip.sha1": f"{sha1}  a-1.zip\n".encode()}
+        self.requests: list[str] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests.append(self.path)
+                data = files.get(self.path)
+                self.send_response(200 if data is not None else 404)
+                self.end_headers()
+                self.wfile.write(data or b"")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_downloads_are_checked_renamed_into_place_and_then_offline(tmp_path: Path) -> None:
+    """A download whose sha1 matches lands in Maven's layout; the next call makes no request."""
+    import hashlib
+
+    body = b"artifact bytes" * 1000
+    maven = _Maven(body, hashlib.sha1(body).hexdigest())
+    try:
+        path = ts.maven_file("g", "a", "1", "zip", cache=tmp_path, base_url=maven.url)
+        assert path == tmp_path / "maven" / "g" / "a" / "1" / "a-1.zip"
+        assert path.read_bytes() == body
+        assert sorted(p.name for p in path.parent.iterdir()) == ["a-1.zip"]  # no partial file
+        before = len(maven.requests)
+        assert ts.maven_file("g", "a", "1", "zip", cache=tmp_path, base_url=maven.url) == path
+        assert len(maven.requests) == before
+    finally:
+        maven.close()
+
+
+def test_a_download_with_the_wrong_sha1_leaves_nothing(tmp_path: Path) -> None:
+    """A body that does not match the published .sha1 fails and leaves no file, not even a part."""
+    maven = _Maven(b"tampered", "0" * 40)
+    try:
+        with pytest.raises(ts.TrinoHarnessError, match="sha1"):
+            ts.maven_file("g", "a", "1", "zip", cache=tmp_path, base_url=maven.url)
+        assert list((tmp_path / "maven" / "g" / "a" / "1").iterdir()) == []
+    finally:
+        maven.close()
+
+
 def test_show_catalogs_lists_exactly_the_declared_catalogs(running: Running) -> None:
     """SHOW CATALOGS on the real Trino is the document's catalogs plus system, nothing else."""
     rows = ts.query(running.cluster.port, "SHOW CATALOGS")

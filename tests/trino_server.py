@@ -81,14 +81,15 @@ def java_available() -> bool:
 # --- download and unpack ----------------------------------------------------------------------
 
 
-def maven_file(group: str, artifact: str, version: str, ext: str) -> Path:
+def maven_file(group: str, artifact: str, version: str, ext: str, *,
+               cache: Path = CACHE_DIR, base_url: str = MAVEN_URL) -> Path:
     """The artifact in the cache, downloaded and checked against Maven's .sha1 the first time."""
     rel = f"{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.{ext}"
-    path = CACHE_DIR / "maven" / rel
+    path = cache / "maven" / rel
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    url = f"{MAVEN_URL}/{rel}"
+    url = f"{base_url}/{rel}"
     try:
         with urllib.request.urlopen(f"{url}.sha1", timeout=60) as r:
             expected = r.read().decode("ascii").split()[0].strip().lower()

@@ -17,9 +17,11 @@ states the mistake as a document would, so trinogen's own validation can be held
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -92,6 +94,9 @@ REWRITES = (
     Rewrite("jvm.config", "-XX:TieredStopAtLevel=1", "added",
             "JIT with C1 only: half the CPU time to boot (coordinator of `sources`: 21 s of "
             "CPU instead of 39 s) on 2 shared cores; no config check depends on the compiler"),
+    Rewrite("jvm.config", "-XX:AOTCache=", "added: <cache>/aot/trino-server-476-jdk-<id>.aot",
+            "classes pre-parsed and linked by a first training boot (JDK 25 AOT cache): 30% "
+            "less CPU per boot (19 s -> 13.5 s); the JVM ignores a cache that does not match"),
     Rewrite("node.properties", "node.internal-address", "added: 127.0.0.1",
             "a pod announces its pod IP; here every node is on the loopback"),
     Rewrite("any .properties", "values starting with /etc/trino/", "<node>/pod/etc/trino/...",
@@ -133,8 +138,8 @@ def heap_factor(pods: Mapping[str, ts.NodeFiles]) -> float:
 
 
 def for_laptop(pod: ts.NodeFiles, node_root: Path, plugin_dir: Path, port: int,
-               coordinator_port: int, factor: float, *,
-               coordinator_alone: bool = False) -> ts.NodeFiles:
+               coordinator_port: int, factor: float, *, coordinator_alone: bool = False,
+               aot: str | None = None) -> ts.NodeFiles:
     """The pod's files with exactly the REWRITES applied."""
     local_etc = str(node_root / "pod" / "etc" / "trino")
     files = {}
@@ -150,6 +155,8 @@ def for_laptop(pod: ts.NodeFiles, node_root: Path, plugin_dir: Path, port: int,
                     line = f"{s[:4]}{size}M"
                 lines.append(line)
             lines.append("-XX:TieredStopAtLevel=1")
+            if aot is not None:
+                lines.append(aot)
             text = "\n".join(lines) + "\n"
         elif path.endswith(".properties"):
             props = javaprops.loads(text)
@@ -311,18 +318,51 @@ def pods_of(settings: Settings, chart: Any) -> Callable[[str], Pods]:
     return get
 
 
-def boot_cluster(pods: Pods, dist: Path, root: Path) -> ts.TrinoCluster:
+def boot_cluster(pods: Pods, dist: Path, root: Path, aot: str | None) -> ts.TrinoCluster:
     """Coordinator plus one worker from the pods' files (after REWRITES), started and ready."""
     factor = heap_factor(pods.role)
     cport, wport = ts.free_port(), ts.free_port()
     nodes = []
     for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
         node_root = root / name
-        files = for_laptop(pods.role[role], node_root, dist / "plugin", port, cport, factor)
+        files = for_laptop(pods.role[role], node_root, dist / "plugin", port, cport, factor,
+                           aot=aot)
         nodes.append(ts.TrinoNode(name, node_root, files))
     cluster = ts.TrinoCluster(nodes[0], nodes[1:], cport)
     cluster.start(dist, BOOT_TIMEOUT)
     return cluster
+
+
+@pytest.fixture(scope="module")
+def aot(pods_of: Callable[[str], Pods], dist: Path,
+        tmp_path_factory: pytest.TempPathFactory) -> str | None:
+    """The jvm.config line using the JVM's AOT cache, made by one training boot the first time.
+
+    The training boot is the `sources` coordinator alone; the JVM writes the cache when it
+    exits. Written under a unique name and renamed, so concurrent runs never share a half.
+    """
+    final = ts.aot_cache_path()
+    if not final.is_file():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex}")
+        pods = pods_of("sources")
+        root = tmp_path_factory.mktemp("trino-aot-training")
+        port = ts.free_port()
+        files = for_laptop(pods.role["coordinator"], root, dist / "plugin", port, port,
+                           heap_factor(pods.role), coordinator_alone=True,
+                           aot=f"-XX:AOTCacheOutput={tmp}")
+        node = ts.TrinoNode("coordinator", root, files)
+        node.start(dist)
+        try:
+            node.wait_started(BOOT_TIMEOUT)
+        finally:
+            node.stop(timeout=BOOT_TIMEOUT)  # the JVM writes the cache on its way out
+        if tmp.is_file():
+            os.replace(tmp, final)
+        Path(f"{tmp}.config").unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+        shutil.rmtree(root, ignore_errors=True)
+    return f"-XX:AOTCache={final}" if final.is_file() else None
 
 
 @dataclass
@@ -334,12 +374,12 @@ class Running:
 
 @pytest.fixture(scope="module", params=CASES)
 def running(request: pytest.FixtureRequest, pods_of: Callable[[str], Pods], dist: Path,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+            aot: str | None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """One document's cluster, booted once for the tests below, stopped afterwards."""
     pods = pods_of(request.param)
     root = tmp_path_factory.mktemp(f"trino-{request.param}")
     t0 = time.monotonic()
-    cluster = boot_cluster(pods, dist, root)
+    cluster = boot_cluster(pods, dist, root, aot)
     try:
         nodes = ts.wait_for_active_workers(cluster.port, 1, BOOT_TIMEOUT)
         print(f"\n{request.param}: started {cluster.boot_seconds}, worker active after "
@@ -359,7 +399,7 @@ def test_rewrites_touch_only_what_the_table_lists(
         factor = heap_factor(pods.role)
         for role, pod in pods.role.items():
             local = for_laptop(pod, tmp_path / role, tmp_path / "plugin", 1, 2, factor,
-                               coordinator_alone=True)
+                               coordinator_alone=True, aot="-XX:AOTCache=/x.aot")
             assert set(local.files) == set(pod.files) and local.env == pod.env
             for path, before in pod.files.items():
                 after = local.files[path]
@@ -599,7 +639,8 @@ class BootOutcome:
     seconds: float
 
 
-def boot_with_mistake(pods: Pods, m: Mistake, dist: Path, root: Path) -> BootOutcome:
+def boot_with_mistake(pods: Pods, m: Mistake, dist: Path, root: Path,
+                      aot: str | None) -> BootOutcome:
     """A coordinator alone from the base document's files plus `m`: did it start, what it said."""
     port = ts.free_port()
     pod = pods.role["coordinator"]
@@ -607,7 +648,7 @@ def boot_with_mistake(pods: Pods, m: Mistake, dist: Path, root: Path) -> BootOut
     injected = dict(pod.files)
     injected[m.file] = ts.properties_with(pod.files[m.file], {m.key: m.value})
     files = for_laptop(ts.NodeFiles(injected, pod.env), root, dist / "plugin", port, port,
-                       heap_factor(pods.role), coordinator_alone=True)
+                       heap_factor(pods.role), coordinator_alone=True, aot=aot)
     node = ts.TrinoNode("coordinator", root, files)
     node.start(dist)
     try:
@@ -619,13 +660,14 @@ def boot_with_mistake(pods: Pods, m: Mistake, dist: Path, root: Path) -> BootOut
 
 @pytest.fixture(scope="module")
 def mistake_outcomes(
-    settings: Settings, chart: Any, dist: Path, tmp_path_factory: pytest.TempPathFactory
+    settings: Settings, chart: Any, dist: Path, aot: str | None,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, BootOutcome]:
     """Every MISTAKES boot, two at a time (coordinator only, so each is one JVM)."""
     pods = render_pods(MISTAKE_BASE, settings, chart)
     root = tmp_path_factory.mktemp("trino-mistakes")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {m.id: pool.submit(boot_with_mistake, pods, m, dist, root / m.id)
+        futures = {m.id: pool.submit(boot_with_mistake, pods, m, dist, root / m.id, aot)
                    for m in MISTAKES}
         outcomes = {k: f.result() for k, f in futures.items()}
     for m in MISTAKES:

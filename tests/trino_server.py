@@ -135,6 +135,20 @@ def distribution(version: str = TRINO_VERSION) -> Path:
     return target
 
 
+def aot_cache_path(version: str = TRINO_VERSION) -> Path:
+    """Where the JVM's AOT cache for this Trino and this exact JDK build is kept.
+
+    A cache made by another JDK build is refused by the JVM, so the JDK's `release` file is
+    part of the name; the JVM also checks the class path itself and ignores a stale cache.
+    """
+    try:
+        release = (JAVA_HOME / "release").read_bytes()
+    except OSError:
+        release = b""
+    jdk = hashlib.sha1(release).hexdigest()[:12]
+    return CACHE_DIR / "aot" / f"trino-server-{version}-jdk-{jdk}.aot"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -235,15 +249,15 @@ class TrinoNode:
             f"Trino node {self.name}: neither started nor exited within {timeout:.0f}s; "
             f"log tail:\n{self.tail()}")
 
-    def stop(self) -> None:
-        """SIGTERM to the node's process group, SIGKILL after 30 s; safe to call twice."""
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM to the node's process group, SIGKILL after `timeout`; safe to call twice."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
         if proc.poll() is None:
             _signal_group(proc.pid, signal.SIGTERM)
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 _signal_group(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)

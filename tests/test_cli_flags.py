@@ -271,3 +271,45 @@ def test_readme_documents_the_new_flags() -> None:
     for needle in ("--stat", "NO_COLOR", "--exit-code` without `--dry-run`",
                    "`--cluster` that names", '"refusedBy"', "InternalError"):
         assert needle in commands, needle
+
+
+def test_vault_login_shows_on_the_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Vault stage is announced when the run first needs a secret, before the login."""
+    from trinogen import vault
+    from trinogen.cli import _vault_factory
+    from trinogen.settings import load_settings
+
+    calls: list[str] = []
+    monkeypatch.setattr(vault, "connect", lambda *a: calls.append("connect") or "reader")
+    settings = load_settings(ROOT / "config" / "demo.yaml", {}, {})
+    factory = _vault_factory(settings, lambda stage, done, total: calls.append(stage))  # type: ignore[arg-type]
+    assert factory() == "reader" and calls == ["vault", "connect"]
+
+
+def test_waiting_for_the_lock_is_logged(seeded: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    """A sync that waits for a lock another run holds says so, then gives up with exit 4."""
+    from trinogen.gitops import WorkingCopy
+    from trinogen.settings import load_settings
+
+    settings = load_settings(ROOT / "config" / "demo.yaml", seeded, {})
+    holder = WorkingCopy(settings.git, seeded["TRINOGEN_GIT_REMOTE"],
+                         Path(seeded["TRINOGEN_GIT_WORKDIR"]))
+    with holder.locked():  # the other run (flock is per open file: this process blocks too)
+        result = invoke(["sync", "--set", "git.lock_timeout=2"], seeded)
+    assert result.exit_code == ExitCode.UNAVAILABLE
+    assert "waiting for the working-copy lock: another trinogen run holds it (giving up after 2s)" \
+        in result.stderr
+
+
+def test_no_lock_notice_when_the_lock_comes_at_once(caplog: pytest.LogCaptureFixture) -> None:
+    """The lock notice is cancelled when the next stage starts before it is due."""
+    import time
+
+    from trinogen.cli.output import Progress
+
+    with caplog.at_level(logging.INFO, logger="trinogen"), \
+            Progress(terminal=False, notice_after=0.05) as progress:
+        progress("lock", 0, 1)
+        progress("refresh", 0, 1)
+        time.sleep(0.2)
+    assert not [r for r in caplog.records if "waiting" in r.getMessage()]

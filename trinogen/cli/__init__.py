@@ -108,13 +108,12 @@ def render(
         from trinogen import pipeline, source
 
         settings = _settings(ctx, flags)
-        progress = _progress(output)
-        report = pipeline.render(
-            settings, source.connect(settings.mongodb), out, clusters=cluster or (),
-            reader_factory=_vault_factory(settings),
-            inline=pipeline.inline_mode(settings, allow_inline_secrets), progress=progress,
-        )
-        progress.finish()
+        with _progress(output, settings) as progress:
+            report = pipeline.render(
+                settings, source.connect(settings.mongodb), out, clusters=cluster or (),
+                reader_factory=_vault_factory(settings, progress),
+                inline=pipeline.inline_mode(settings, allow_inline_secrets), progress=progress,
+            )
         print_report(report, output)
         return ExitCode.CLUSTERS_FAILED if report.failed else ExitCode.OK
 
@@ -155,15 +154,15 @@ def sync(
             dry_run=dry_run, allow_empty=allow_empty, allow_mass_prune=allow_mass_prune,
             clusters=tuple(cluster or ()), inline=pipeline.inline_mode(settings, allow_inline_secrets),
         )
-        progress = _progress(output)
         try:
-            report = pipeline.sync(
-                settings, source.connect(settings.mongodb), _working_copy(settings),
-                options=options, reader_factory=_vault_factory(settings), progress=progress,
-            )
+            with _progress(output, settings) as progress:
+                report = pipeline.sync(
+                    settings, source.connect(settings.mongodb), _working_copy(settings),
+                    options=options, reader_factory=_vault_factory(settings, progress),
+                    progress=progress,
+                )
         except SafetyRefusal as e:
             raise _refusal_hint(e, allow_empty, allow_mass_prune) from None
-        progress.finish()
         print_report(report, output, stat=stat,
                      color=use_color(color, os.environ, sys.stdout.isatty()))
         if report.failed:
@@ -281,17 +280,20 @@ def _working_copy(settings: Settings) -> WorkingCopy:
     return WorkingCopy(settings.git, remote, workdir)
 
 
-def _vault_factory(settings: Settings) -> ReaderFactory:
+def _vault_factory(settings: Settings, progress: Progress | None = None) -> ReaderFactory:
     def factory() -> VaultReader:
         from trinogen import vault
 
+        if progress is not None:  # called when the run first needs a secret: login, then reads
+            progress("vault", 0, 1)
         return vault.connect(settings.vault, settings.secrets.kv_version, os.environ)
 
     return factory
 
 
-def _progress(output: str) -> Progress:
-    return Progress(terminal=output != "json" and sys.stderr.isatty())
+def _progress(output: str, settings: Settings) -> Progress:
+    return Progress(terminal=output != "json" and sys.stderr.isatty(),
+                    lock_timeout=settings.git.lock_timeout)
 
 
 def main() -> None:

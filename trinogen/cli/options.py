@@ -16,6 +16,7 @@ class LogLevel(enum.StrEnum):
     INFO = "INFO"
     WARNING = "WARNING"
     ERROR = "ERROR"
+    CRITICAL = "CRITICAL"  # log.level in a settings file accepts it: the flag does too
 
 
 class LogFormat(enum.StrEnum):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO
 
 import typer
 
@@ -69,25 +70,45 @@ STATUS = StatusLine()
 
 class Progress:
     """The pipeline's progress callback: the status line on a terminal, and a DEBUG log line
-    when a stage ends (its count and how long it took; never any content)."""
+    when a stage ends (its count and how long it took; never any content).
 
-    def __init__(self, terminal: bool, clock: Callable[[], float] = time.monotonic) -> None:
+    Waiting for the working-copy lock longer than `notice_after` seconds is logged (INFO), on a
+    terminal or not: another run holds it, and the wait may last up to git.lock_timeout.
+    """
+
+    def __init__(self, terminal: bool, clock: Callable[[], float] = time.monotonic, *,
+                 lock_timeout: float | None = None, notice_after: float = 1.0) -> None:
         self.terminal = terminal
         self.clock = clock
         self.stage: str | None = None
         self.count = (0, 0)
         self.started = clock()
+        self.lock_timeout = lock_timeout
+        self.notice_after = notice_after
+        self._notice: threading.Timer | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage != self.stage:
             self._ended()
             self.stage, self.started = stage, self.clock()
+            if stage == "lock":
+                self._notice = threading.Timer(self.notice_after, self._waiting)
+                self._notice.daemon = True
+                self._notice.start()
         self.count = (done, total)
         if self.terminal:
             STATUS.show(f"rendering {done}/{total}" if stage == "render"
                         else f"{STAGE_TEXT.get(stage, stage)}...")
 
+    def _waiting(self) -> None:
+        limit = f"{self.lock_timeout:.0f}s" if self.lock_timeout is not None else "git.lock_timeout"
+        log.info("waiting for the working-copy lock: another trinogen run holds it (giving up "
+                 "after %s)", limit)
+
     def _ended(self) -> None:
+        if self._notice is not None:
+            self._notice.cancel()
+            self._notice = None
         if self.stage is not None:
             done, total = self.count
             log.debug("stage %s done: %d/%d in %.3fs", self.stage, done, total,
@@ -97,6 +118,12 @@ class Progress:
         self._ended()
         self.stage = None
         STATUS.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()  # also on an error: no timer left running, no half line left on screen
 
 
 class _ClearingHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -95,8 +95,11 @@ def test_log_flags_take_only_their_choices(seeded: dict[str, str], args: list[st
 
 def test_debug_lines_name_stages_with_counts_and_no_secrets(seeded: dict[str, str]) -> None:  # noqa: F811
     """DEBUG logs each stage with its count and time, and the run's stats, never file content."""
-    result = invoke(["sync", "--log-level", "DEBUG"], seeded)
+    result = invoke(["sync", "--log-level", "DEBUG", "--set", "git.author_name=Hunter2Name"],
+                    seeded)
     assert result.exit_code == 0, result.output
+    assert "overridden on the command line: git.author_name, log.level" in result.stderr
+    assert "Hunter2Name" not in result.stderr  # keys of --set only: a value may be a credential
     assert re.search(r"stage read done: 3/3 in \d+\.\d{3}s", result.stderr)
     assert re.search(r"stage render done: 3/3 in \d+\.\d{3}s", result.stderr)
     assert '"documents": 3' in result.stderr
@@ -182,8 +185,10 @@ def test_progress_names_the_slow_stages(monkeypatch: pytest.MonkeyPatch, stage: 
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
     monkeypatch.setattr(output, "STATUS", StatusLine())
-    Progress(terminal=True)(stage, 0, 1)
-    assert err.getvalue().startswith("\r") and words in err.getvalue()
+    with Progress(terminal=True) as progress:
+        progress(stage, 0, 1)
+        shown = err.getvalue()
+    assert shown.startswith("\r") and words in shown
 
 
 def test_progress_logs_stage_timings(caplog: pytest.LogCaptureFixture) -> None:

@@ -230,16 +230,26 @@ def _settings(ctx: typer.Context, flags: Globals, extra: dict[str, Any] | None =
 
     given = flags.over(ctx.obj if isinstance(ctx.obj, Globals) else Globals())
     setup_logging(given.log_level or "INFO", given.log_format or "text")  # until they are read
+    overrides = _overrides(given.overrides(), extra or {})
+    settings = load_settings(given.config, os.environ, overrides)
+    setup_logging(settings.log.level, settings.log.format)  # log.* from the file counts too
+    # Keys only: a --set value may be a credential.
+    log.debug("settings from %s; overridden on the command line: %s",
+              given.config or "defaults and TRINOGEN_* variables", ", ".join(sorted(overrides))
+              or "nothing")
+    return settings
+
+
+def _overrides(items: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+    """--set SECTION.KEY=VALUE items (later ones win), then the command's own flags."""
     overrides: dict[str, Any] = {}
-    for item in given.overrides():
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or "." not in key:
             raise ConfigError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g. git.branch=main")
         overrides[key.strip()] = value
-    overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
-    settings = load_settings(given.config, os.environ, overrides)
-    setup_logging(settings.log.level, settings.log.format)  # log.* from the file counts too
-    return settings
+    overrides.update({k: v for k, v in extra.items() if v is not None})
+    return overrides
 
 
 def _refusal_hint(e: SafetyRefusal, allow_empty: bool, allow_mass_prune: bool) -> SafetyRefusal:

@@ -318,3 +318,15 @@ def test_no_lock_notice_when_the_lock_comes_at_once(caplog: pytest.LogCaptureFix
         progress("refresh", 0, 1)
         time.sleep(0.2)
     assert not [r for r in caplog.records if "waiting" in r.getMessage()]
+
+
+def test_a_template_bug_is_reported_once(seeded: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    """A template that fails for every cluster is printed once, with the clusters it affects."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "application.yaml.j2").write_text("{{ header }}\nx: {{ nope.field }}\n")
+    result = invoke(["render", "--out", str(tmp_path / "out"),
+                     "--set", f"output.templates_dir={templates}"], seeded)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED
+    assert f"FAILED   3 clusters: {', '.join(CLUSTERS)} (render)" in result.stdout
+    assert result.stdout.count("application.yaml.j2") == 1

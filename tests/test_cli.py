@@ -159,9 +159,11 @@ def test_unreachable_remote_exits_4(seeded: dict[str, str], tmp_path: Path) -> N
 
 
 def test_status_after_sync(seeded: dict[str, str]) -> None:
-    """status prints the clusters the process's own sync recorded (embedded DB is per process)."""
+    """On the embedded database, status right after a sync says it keeps none (not "run sync")."""
+    assert invoke(["sync"], seeded).exit_code == 0
     result = invoke(["status"], seeded)
-    assert result.exit_code == 0 and "no status records yet" in result.output
+    assert result.exit_code == 0 and "run trinogen sync" not in result.output
+    assert "embedded database keeps no status" in result.output and "git log" in result.output
 
 
 def test_global_options_before_the_command(seeded: dict[str, str], tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
-from trinogen.targets import Targets, read_documents
+from trinogen.targets import Targets, read_documents, require_known
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -83,6 +83,7 @@ def render(
     started = time.monotonic()
     wanted = set(clusters)
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
+    require_known(wanted, raws)
     desired = build_desired(settings, raws, Renderer(require_repo_url(settings)), reader_factory,
                             inline=inline, progress=progress)
     if wanted:
@@ -141,6 +142,7 @@ def sync(
     require_repo_url(settings)
     layout = _layout(settings)
     report = Report("sync", dry_run=options.dry_run)
+    progress("lock", 0, 1)
     with repo.locked():
         progress("refresh", 0, 1)
         repo.refresh()
@@ -156,6 +158,7 @@ def sync(
             done = Published(planner(tree))
             report.diff = unified_diff(done.plan, repo.read, masker(desired))
         else:
+            progress("publish", 0, 1)
             done = publish(repo, planner, tree, layout, retries=settings.git.push_retries,
                            before_push=options.before_push)
         if cache is not None:

@@ -40,11 +40,15 @@ def main(argv: list[str] | None = None) -> int:
                         "opensearch,memory,blackhole,tpch,tpcds",
                         help="plugin directories to fetch one by one where no full server "
                         "tarball is served")
+    parser.add_argument("--no-full-tarball", action="store_true",
+                        help="ignore trino-server-<v>.tar.gz (to compare the artifact-by-artifact "
+                        "route with it)")
     args = parser.parse_args(argv)
     results = []
     for version in _versions(args.versions):
         started = time.monotonic()
-        source = sources.load(version, args.plugins.split(","), offline=args.offline)
+        source = sources.load(version, args.plugins.split(","), offline=args.offline,
+                              full_tarball=not args.no_full_tarball)
         if not source.origin:
             print(f"{version}: nothing served, skipped")
             continue

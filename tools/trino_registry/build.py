@@ -18,8 +18,9 @@ FORMAT = 1
 # the catalog store), so never bound through @Config in a plugin.
 CATALOG_PROPERTIES = ("connector.name",)
 
-# airlift log's Level enum (io.airlift.log.Level): the values a log.properties line may take.
-LOG_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "OFF")
+# node.properties keys that bin/launcher itself reads (the launcher binary names them; Trino's
+# own NodeConfig does not bind them). Reviewed by hand: the chart writes node.data-dir.
+LAUNCHER_NODE_PROPERTIES = ("node.data-dir",)
 
 
 @dataclass
@@ -67,6 +68,7 @@ class VersionData:
     plugins_without_connector: list[str]
     unavailable: list[str]
     origin: list[str]
+    log_levels: list[str]
 
 
 def scan_version(source: VersionSource, log: Any = print) -> VersionData:
@@ -80,6 +82,8 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
              for unit, keys in unit_jars.items()}
     log(f"  {source.version}: {len(jar_scans)} jars in {len(facts)} units")
     server = property_set(facts["server"]) if "server" in facts else None
+    if server is not None:
+        server.known.update(LAUNCHER_NODE_PROPERTIES)
     coordinator_only: list[str] = []
     if "server" in facts and server is not None:
         coordinator_only = roles.coordinator_only(facts["server"], server)
@@ -95,8 +99,9 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
         props.known.update(CATALOG_PROPERTIES)
         for name in one.connector_names:
             connectors[name] = props
+    levels = facts["server"].log_levels if "server" in facts else []
     return VersionData(source.version, not source.unavailable, server, coordinator_only,
-                       connectors, without, list(source.unavailable), source.origin)
+                       connectors, without, list(source.unavailable), source.origin, levels)
 
 
 def write(versions: list[VersionData], out_dir: Path) -> Path:
@@ -112,7 +117,7 @@ def write(versions: list[VersionData], out_dir: Path) -> Path:
             sets.append(body)
         return index[key]
 
-    doc: dict[str, Any] = {"format": FORMAT, "log_levels": list(LOG_LEVELS), "versions": {}}
+    doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
     for v in sorted(versions, key=lambda d: int(d.version)):
         doc["versions"][v.version] = {
             "complete": v.complete,
@@ -122,6 +127,7 @@ def write(versions: list[VersionData], out_dir: Path) -> Path:
             "plugins_without_connector": v.plugins_without_connector,
             "unavailable": v.unavailable,
             "origin": v.origin,
+            "log_levels": v.log_levels,
         }
     doc["sets"] = sets
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,7 @@ class ClassFile:
     interfaces: list[str]
     annotations: list[Annotation]
     methods: list[Method]
+    fields: list[tuple[str, str]]  # (name, descriptor), in declaration order
     class_refs: set[str]  # every CONSTANT_Class this class names
     pool: list[object]
 
@@ -196,8 +197,10 @@ def parse(data: bytes) -> ClassFile:
         this = pool[r.u2()]
         super_index = r.u2()
         interfaces = [pool[r.u2()] for _ in range(r.u2())]
-        for _ in range(r.u2()):  # fields: skipped
-            r.take(6)
+        fields = []
+        for _ in range(r.u2()):
+            r.u2()
+            fields.append((str(pool[r.u2()]), str(pool[r.u2()])))
             _attributes(r, pool)
         methods = []
         for _ in range(r.u2()):
@@ -215,6 +218,7 @@ def parse(data: bytes) -> ClassFile:
         interfaces=[str(i[1]) for i in interfaces if isinstance(i, tuple)],
         annotations=annotations,
         methods=methods,
+        fields=fields,
         class_refs=class_refs,
         pool=pool,
     )

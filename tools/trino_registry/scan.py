@@ -33,6 +33,7 @@ HTTP_CLIENT_BINDER = "io/airlift/http/client/HttpClientBinder"
 HTTP_CLIENT_CONFIG = "io/airlift/http/client/HttpClientConfig"
 CONNECTOR_FACTORY = "io/trino/spi/connector/ConnectorFactory"
 PLUGIN = "io/trino/spi/Plugin"
+LOG_LEVEL = b"io/airlift/log/Level"
 
 # Binder methods that build their prefix from their argument at run time (string concatenation
 # leaves no constant to read): (owner, method) -> (config class, prefix template). Reviewed by
@@ -66,6 +67,8 @@ class UnitFacts:
     # the role split (roles.py) reads it, with the class graph below
     binding_sites: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
     connector_names: set[str] = field(default_factory=set)
+    # the constants of airlift's io.airlift.log.Level enum: what a log.properties line may say
+    log_levels: list[str] = field(default_factory=list)
     # class -> (super class, classes it names); kept for io/trino/ classes only
     server_classes: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
 
@@ -104,6 +107,7 @@ class JarScan:
     configs: dict[str, ConfigClass] = field(default_factory=dict)
     server_classes: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
     classes: dict[str, classfile.ClassFile] = field(default_factory=dict)
+    log_levels: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -134,9 +138,11 @@ def _targets(call: classfile.Call, scan: _Scan) -> set[str | None] | None:
 
 
 def _scan_class(data: bytes, jar: JarScan) -> None:
-    if not any(marker in data for marker in _MARKERS):
+    if not any(marker in data for marker in _MARKERS) and LOG_LEVEL not in data:
         return
     cls = classfile.parse(data)
+    if cls.name == LOG_LEVEL.decode():
+        jar.log_levels = [n for n, d in cls.fields if d == f"L{cls.name};"]
     config = _config_facts(cls)
     if config is not None:
         jar.configs[cls.name] = config
@@ -212,11 +218,11 @@ def _resolve_bindings(scan: _Scan) -> None:
     """Collect prefixed bindings, following prefixes handed through methods and constructors.
 
     A call to a binder (or to a forwarder) with a string constant binds under that prefix. One
-    without a constant takes its prefix from elsewhere: in a static method with a String
-    parameter, the method becomes a forwarder; otherwise (an instance method or constructor
-    using a field, as airlift's ``ReplicatedStoreModule("dynamic", ...)`` or Trino's
-    ``InternalCommunicationHttpClientModule``), its class does, and a string given to that
-    class's constructor is the prefix. Rounds repeat until nothing new is learnt.
+    without a constant takes its prefix from elsewhere: a method with a String parameter
+    becomes a forwarder (a string given to it is the prefix); a method without one takes it
+    from a field, so its class becomes a forwarder (airlift's ``ReplicatedStoreModule("dynamic",
+    ...)``, Trino's ``InternalCommunicationHttpClientModule``): a string given to that class's
+    constructor is the prefix. Rounds repeat until nothing new is learnt.
     """
     per_method: list[tuple[classfile.ClassFile, classfile.Method, list[classfile.Call]]] = []
     for cls in scan.classes.values():
@@ -243,7 +249,8 @@ def _resolve_bindings(scan: _Scan) -> None:
                         scan.facts.binding_sites.setdefault((target, strings[-1]), set()).add(
                             cls.name)
                     continue
-                if method.name != "<init>" and method.descriptor.startswith("(Ljava/lang/String;"):
+                params = method.descriptor.split(")")[0]
+                if method.name != "<init>" and "Ljava/lang/String;" in params:
                     known = scan.forwarders.setdefault((cls.name, method.name, method.descriptor),
                                                        set())
                 else:
@@ -265,6 +272,7 @@ def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
             previous.legacy.update(config.legacy)
             previous.defunct |= config.defunct
         scan.facts.server_classes.update(jar.server_classes)
+        scan.facts.log_levels = scan.facts.log_levels or jar.log_levels
         scan.classes.update(jar.classes)
     _resolve_bindings(scan)
     scan.facts.connector_names = _connector_names(scan)

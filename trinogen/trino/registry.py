@@ -58,7 +58,7 @@ class Registry:
     version: str
     complete: bool  # False: some artifacts could not be had; see `unavailable`
     unavailable: tuple[str, ...]
-    log_levels: tuple[str, ...]
+    log_levels: tuple[str, ...]  # the values a log.properties line (logger=LEVEL) may take
     _entry: Mapping[str, Any]
     _sets: tuple[Mapping[str, Any], ...]
 
@@ -90,7 +90,12 @@ class Registry:
 
     @cached_property
     def node(self) -> PropertySet | None:
-        """The ``node.*`` properties (node.properties; Trino ignores unknown ones silently)."""
+        """The ``node.*`` properties: NodeConfig's and the launcher's ``node.data-dir``.
+
+        node.properties reaches Trino as JVM system properties, so Trino ignores an unknown
+        ``node.*`` key silently; any other key there is a server property (``plugin.dir``) and
+        is checked against ``server(role)``.
+        """
         index = self._entry["server"]
         return None if index is None else self._set(index, only="node.")
 
@@ -138,4 +143,4 @@ def registry_for(version: str) -> Registry | None:
     if entry is None:
         return None
     return Registry(str(version), bool(entry["complete"]), tuple(entry["unavailable"]),
-                    tuple(data["log_levels"]), entry, tuple(data["sets"]))
+                    tuple(entry["log_levels"]), entry, tuple(data["sets"]))

@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{version}: nothing served, skipped")
             continue
         data = build.scan_version(source)
+        if data.server is None and not data.connectors:
+            print(f"{version}: neither the server nor a connector could be had, skipped")
+            continue
         results.append(data)
         print(f"{version}: {'complete' if data.complete else 'INCOMPLETE'}, "
               f"{len(data.connectors)} connectors, from {', '.join(source.origin)}; "

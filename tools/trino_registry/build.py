@@ -48,13 +48,13 @@ def property_set(facts: UnitFacts) -> PropertySet:
         out.legacy.update(config.legacy)
         out.defunct |= config.defunct
     for config_class, prefix in facts.bindings:
-        config = facts.configs.get(config_class) if config_class else None
-        if config is None:
+        bound = facts.configs.get(config_class) if config_class else None
+        if bound is None:
             out.families.add(prefix + ".")
             continue
-        out.known |= {f"{prefix}.{n}" for n in config.names}
-        out.legacy.update({f"{prefix}.{k}": f"{prefix}.{v}" for k, v in config.legacy.items()})
-        out.defunct |= {f"{prefix}.{n}" for n in config.defunct}
+        out.known |= {f"{prefix}.{n}" for n in bound.names}
+        out.legacy.update({f"{prefix}.{k}": f"{prefix}.{v}" for k, v in bound.legacy.items()})
+        out.defunct |= {f"{prefix}.{n}" for n in bound.defunct}
     return out
 
 
@@ -81,6 +81,9 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     facts = {unit: unit_facts(jar_scans[k] for k in keys if k in jar_scans)
              for unit, keys in unit_jars.items()}
     log(f"  {source.version}: {len(jar_scans)} jars in {len(facts)} units")
+    # A unit whose jars failed part-way is unavailable, not partly scanned.
+    for unit in source.unavailable:
+        facts.pop(unit, None)
     server = property_set(facts["server"]) if "server" in facts else None
     if server is not None:
         server.known.update(LAUNCHER_NODE_PROPERTIES)

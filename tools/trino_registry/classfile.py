@@ -56,11 +56,11 @@ class ClassFile:
 
     def string_at(self, index: int) -> str | None:
         entry = self.pool[index]
-        return entry[1] if isinstance(entry, tuple) and entry[0] == "string" else None  # type: ignore[return-value]
+        return entry[1] if isinstance(entry, tuple) and entry[0] == "string" else None
 
     def class_at(self, index: int) -> str | None:
         entry = self.pool[index]
-        return entry[1] if isinstance(entry, tuple) and entry[0] == "class" else None  # type: ignore[return-value]
+        return entry[1] if isinstance(entry, tuple) and entry[0] == "class" else None
 
 
 class ClassFormatError(ValueError):

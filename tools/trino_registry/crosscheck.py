@@ -21,6 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trinogen.trino.registry import Role
 
 JAVA = "/usr/lib/jvm/temurin-25-jdk-amd64"
 
@@ -148,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             (args.keep / f"{role}.log").write_text(text)
     report: dict[str, object] = {}
     failures = 0
-    for role, text in logs.items():
+    roles: tuple[Role, ...] = ("coordinator", "worker")
+    for role in roles:
+        text = logs.get(role, "")
         started = "======== SERVER STARTED ========" in text
         scopes = parse_log(text)
         for scope, names in sorted(scopes.items()):

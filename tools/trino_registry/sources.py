@@ -24,6 +24,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tools.trino_registry import maven
@@ -41,7 +42,7 @@ class VersionSource:
     origin: list[str] = field(default_factory=list)  # artifacts read, for the report
 
 
-def _tarball_units(path: str) -> Iterator[tuple[str, str, bytes | None]]:
+def _tarball_units(path: str, only: str = "") -> Iterator[tuple[str, str, bytes | None]]:
     """(unit, jar name, bytes) for every jar of lib/ and plugin/*/ in a server tarball."""
     with tarfile.open(path, "r:gz") as tar:
         for member in tar:
@@ -55,6 +56,8 @@ def _tarball_units(path: str) -> Iterator[tuple[str, str, bytes | None]]:
                 # feature is enabled (fs.hadoop.enabled), so they count for the plugin.
                 unit = parts[2]
             else:
+                continue
+            if only and unit != only:
                 continue
             if member.islnk():
                 # The distribution hard-links a jar shared by several plugins to its first copy.
@@ -123,18 +126,18 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
         source.jars = lambda: _tarball_units(str(full))
         source.origin.append(f"trino-server-{version}.tar.gz")
         return source
-    readers: list[Callable[[], Iterator[tuple[str, str, bytes | None]]]] = []
+    readers: list[tuple[str, Callable[[], Iterator[tuple[str, str, bytes | None]]]]] = []
     try:
         core = maven.fetch(maven.artifact_path(GROUP, "trino-server-core", version, "tar.gz"),
                            offline=offline)
-        readers.append(lambda: (j for j in _tarball_units(str(core)) if j[0] == "server"))
+        readers.append(("server", partial(_tarball_units, str(core), only="server")))
         source.units.append("server")
         source.origin.append(f"trino-server-core-{version}.tar.gz")
     except maven.NotServed:
         if _served("trino-main", version, "pom", offline):
             server = ["trino-main"] + (["trino-server-main"] if _served(
                 "trino-server-main", version, "pom", offline) else [])
-            readers.append(lambda a=server: _mvn_jars("server", a, version, offline))
+            readers.append(("server", partial(_mvn_jars, "server", server, version, offline)))
             source.units.append("server")
             source.origin.append(f"{'+'.join(server)}-{version} jars with dependencies")
         else:
@@ -144,11 +147,11 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
         if _served(artifact, version, "zip", offline):
             path = str(maven.fetch(maven.artifact_path(GROUP, artifact, version, "zip"),
                                    offline=offline))
-            readers.append(lambda p=plugin, a=path: _zip_jars(p, a))
+            readers.append((plugin, partial(_zip_jars, plugin, path)))
             source.origin.append(f"{artifact}-{version}.zip")
         elif _served(artifact, version, "pom", offline) and _served(artifact, version, "jar",
                                                                      offline):
-            readers.append(lambda p=plugin, a=artifact: _mvn_jars(p, [a], version, offline))
+            readers.append((plugin, partial(_mvn_jars, plugin, [artifact], version, offline)))
             source.origin.append(f"{artifact}-{version} jar with dependencies")
         else:
             source.unavailable.append(plugin)
@@ -156,10 +159,12 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
         source.units.append(plugin)
 
     def jars() -> Iterator[tuple[str, str, bytes | None]]:
-        for reader in readers:
+        for unit, reader in readers:
             try:
                 yield from reader()
             except maven.NotServed as e:
+                # Some of the unit's dependencies are not served: the unit cannot be had.
                 print(f"  unavailable: {e}")
+                source.unavailable.append(unit)
     source.jars = jars
     return source

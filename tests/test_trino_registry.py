@@ -8,15 +8,18 @@ generated; the figures are in README "What trinogen checks against Trino").
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tools.trino_registry import build, scan
+from tools.trino_registry import build, scan, sources
 from trinogen.trino.registry import covered_versions, registry_for
 
 # --- the class-file scanner, on classes compiled here ----------------------------------------
@@ -118,6 +121,25 @@ def test_scanner_follows_prefixed_bindings(demo_jar: bytes) -> None:
 def test_scanner_reads_connector_name_from_get_name(demo_jar: bytes) -> None:
     """A ConnectorFactory whose getName() returns a constant gives that connector name."""
     assert scan.unit_facts([scan.scan_jar(demo_jar)]).connector_names == {"demo"}
+
+
+def test_tarball_jars_hard_linked_into_plugins_count_for_each(demo_jar: bytes,
+                                                               tmp_path: Path) -> None:
+    """A jar stored once (in a plugin subdirectory) and hard-linked into another plugin counts
+    for both plugins, as the server tarball lays them out."""
+    tarball = tmp_path / "trino-server-1.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        first = tarfile.TarInfo("trino-server-1/plugin/alpha/hdfs/demo.jar")
+        first.size = len(demo_jar)
+        tar.addfile(first, io.BytesIO(demo_jar))
+        link = tarfile.TarInfo("trino-server-1/plugin/beta/demo.jar")
+        link.type, link.linkname = tarfile.LNKTYPE, first.name
+        tar.addfile(link)
+    source = sources.VersionSource("1", jars=lambda: sources._tarball_units(str(tarball)))
+    data = build.scan_version(source, log=lambda _message: None)
+    assert set(data.connectors) == {"demo"}
+    assert "demo.size" in data.connectors["demo"].known
+    assert data.plugins_without_connector == []
 
 
 # --- the loader ------------------------------------------------------------------------------

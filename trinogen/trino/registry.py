@@ -104,7 +104,12 @@ class Registry:
         return tuple(self._entry["connectors"])
 
     def connector(self, name: str) -> PropertySet | None:
-        """The catalog properties of a connector name; None when this version has no such name."""
+        """The catalog properties of a connector name, or None.
+
+        None means this version has no such connector when `complete` is true; when it is
+        false, the plugin may be one of those that could not be had (`unavailable`), so None is
+        no proof that the name is wrong.
+        """
         return _connector(self, name)
 
     def closest_connectors(self, name: str, n: int = 3) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
+from trinogen.redact import redact_text, redact_url
 from trinogen.settings import MongoSettings
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,9 @@ def connect(settings: MongoSettings) -> Source:
             tz_aware=True,
         )
     except (ConfigurationError, InvalidURI, ValueError) as e:
-        raise ConfigError(f"mongodb.uri is not usable: {e}") from e
+        # pymongo's message may quote the URI (its query string included): redact it
+        raise ConfigError(f"mongodb.uri ({redact_url(uri)}) is not usable: "
+                          f"{redact_text(str(e))}") from e
     return Source(client, settings)
 
 
@@ -227,19 +230,10 @@ def load_seed(directory: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[R
 def _explain(e: Exception, s: MongoSettings) -> str:
     from pymongo.errors import OperationFailure, ServerSelectionTimeoutError
 
-    where = f"MongoDB ({_redact(s.uri)}, {s.database}.{s.collection})"
+    where = f"MongoDB ({redact_url(s.uri)}, {s.database}.{s.collection})"
     if isinstance(e, OperationFailure) and e.code in (13, 18):
-        return f"{where}: authentication or authorization failed: {e.details.get('errmsg', e) if e.details else e}"
+        detail = e.details.get("errmsg", e) if e.details else e
+        return f"{where}: authentication or authorization failed: {redact_text(str(detail))}"
     if isinstance(e, ServerSelectionTimeoutError):
         return f"{where} is unreachable after {s.timeout_ms} ms; check mongodb.uri and the network"
-    return f"{where}: {type(e).__name__}: {str(e)[:300]}"
-
-
-def _redact(uri: str) -> str:
-    """The URI without its password."""
-    if "@" not in uri or "://" not in uri:
-        return uri
-    scheme, rest = uri.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
+    return f"{where}: {type(e).__name__}: {redact_text(str(e))[:300]}"

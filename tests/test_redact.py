@@ -17,10 +17,10 @@ REDACT = [
      "mongodb://trinogen:***@db1:27017,db2:27017/admin?replicaSet=rs0"),
     ("mongodb://db/?tls=true&tlsCertificateKeyFilePassword=SECRET&w=1",
      "mongodb://db/?tls=true&tlsCertificateKeyFilePassword=***&w=1"),
-    ("mongodb+srv://u:pw@c.example.net/?authMechanism=MONGODB-AWS"
-     "&authMechanismProperties=AWS_SESSION_TOKEN:SECRET",
-     "mongodb+srv://u:***@c.example.net/?authMechanism=MONGODB-AWS"
-     "&authMechanismProperties=***"),
+    (("mongodb+srv://u:pw@c.example.net/?authMechanism=MONGODB-AWS"
+      "&authMechanismProperties=AWS_SESSION_TOKEN:SECRET"),
+     ("mongodb+srv://u:***@c.example.net/?authMechanism=MONGODB-AWS"
+      "&authMechanismProperties=***")),
     ("mongodb://db/?sslPEMKeyPassword=SECRET;appname=x", "mongodb://db/?sslPEMKeyPassword=***;appname=x"),
     ("https://host/x?access_token=SECRET#frag", "https://host/x?access_token=***#frag"),
     ("https://host/a@b/repo.git", "https://host/a@b/repo.git"),

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from bson import json_util
 from typer.testing import CliRunner
 

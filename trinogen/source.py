@@ -2,8 +2,7 @@
 
 `TRINOGEN_MONGODB_URI=mongomock://` serves documents from an in-process mongomock database seeded
 from every *.json / *.jsonl file (Extended JSON: one document, an array, or one document per line)
-in `mongodb.seed_dir`. Its data
-lives as long as the process.
+in `mongodb.seed_dir`. Its data lives as long as the process.
 """
 
 from __future__ import annotations

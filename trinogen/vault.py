@@ -81,6 +81,12 @@ class VaultReader:
                 raw, version = _kv2(self.client, mount, path)
             else:
                 raw, version = _kv1(self.client, mount, path)
+        except _Unexpected as e:
+            raise VaultUnavailable(
+                f"Vault at {self.settings.addr} answered the read of {secret_path} with an "
+                f"unexpected body ({e}); check that VAULT_ADDR is Vault itself (not a proxy or "
+                "login page) and that secrets.kv_version matches the mount; nothing was written"
+            ) from None
         except hx.InvalidPath as e:
             raise SecretNotFound(
                 f"Vault has no secret at {secret_path} (or its current version is deleted)"
@@ -107,18 +113,38 @@ class VaultReader:
         return SecretData(version=version, values=_mask(raw))
 
 
+class _Unexpected(Exception):
+    """Vault answered 200 with a body that is not a KV response (what it was is the message)."""
+
+
 def _kv2(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
     resp = client.secrets.kv.v2.read_secret_version(
         path=path, mount_point=mount, raise_on_deleted_version=True
     )
-    body = resp.get("data") or {}
-    version = (body.get("metadata") or {}).get("version")
-    return body.get("data") or {}, int(version) if version is not None else None
+    body = _part(resp, "data", "the response")
+    version = _part(body, "metadata", "data").get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise _Unexpected(f"data.metadata.version is {type(version).__name__}, not a number")
+    return _part(body, "data", "data"), version
 
 
 def _kv1(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
     resp = client.secrets.kv.v1.read_secret(path=path, mount_point=mount)
-    return resp.get("data") or {}, None
+    return _part(resp, "data", "the response"), None
+
+
+def _part(obj: Any, key: str, where: str) -> Mapping[str, Any]:
+    """`obj[key]` as an object ({} when absent or null). hvac hands back the raw HTTP response
+    when a 200 body is not JSON (a proxy's HTML page), so `obj` is checked too."""
+    if not isinstance(obj, Mapping):
+        plain = obj is None or isinstance(obj, (list, str, int, float))
+        raise _Unexpected(f"{where} is {type(obj).__name__ if plain else 'not JSON'}")
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _Unexpected(f"{key} in {where} is a {type(value).__name__}, not an object")
+    return value
 
 
 def _mask(raw: Mapping[str, Any]) -> dict[str, Secret]:

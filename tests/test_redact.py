@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from trinogen.redact import has_credentials, redact_text, redact_url, strip_userinfo
+from trinogen.redact import (
+    RedactingFilter,
+    has_credentials,
+    redact_text,
+    redact_url,
+    strip_userinfo,
+)
 
 REDACT = [
     ("https://oauth2:glpat-SECRET@gitlab.example.com/platform/gitops.git",
@@ -59,3 +65,13 @@ def test_redact_text_masks_every_url_in_a_message() -> None:
     out = redact_text(text)
     assert "SECRET" not in out and "TOK" not in out
     assert "'https://oauth2:***@h/g.git/': 403" in out
+
+
+def test_the_logging_filter_redacts_urls_in_messages_and_arguments() -> None:
+    """A log record quoting a remote, in its message or its arguments, is written redacted."""
+    import logging
+
+    record = logging.LogRecord("t", logging.INFO, __file__, 1, "push to %s failed: %s", (
+        "https://oauth2:SECRET@h/g.git", "fatal: 'https://SECRET@h/g.git'"), None)
+    assert RedactingFilter().filter(record)
+    assert record.getMessage() == "push to https://oauth2:***@h/g.git failed: fatal: 'https://***@h/g.git'"

@@ -8,6 +8,7 @@ Pure string work: no urllib, so the pure core may use it (settings derive Argo C
 
 from __future__ import annotations
 
+import logging
 import re
 
 MASK = "***"
@@ -101,3 +102,18 @@ def _param(part: str) -> str:
 def _is_secret_param(name: str) -> bool:
     low = name.lower()
     return low in _SECRET_PARAMS or any(word in low for word in _SECRET_PARAM_WORDS)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts every URL in a record's message (install it on handlers).
+
+    Log lines quote remotes and URIs (git's stderr, library messages); the record is rewritten
+    once, with its arguments merged in, so no formatter sees the clear text.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact_text(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True

@@ -24,6 +24,7 @@ from trinogen.errors import (
     SecretProblem,
     VaultUnavailable,
 )
+from trinogen.redact import redact_url
 from trinogen.secrets import Secret, SecretData
 from trinogen.settings import VaultSettings
 
@@ -83,7 +84,7 @@ class VaultReader:
                 raw, version = _kv1(self.client, mount, path)
         except _Unexpected as e:
             raise VaultUnavailable(
-                f"Vault at {self.settings.addr} answered the read of {secret_path} with an "
+                f"Vault at {redact_url(self.settings.addr or "")} answered the read of {secret_path} with an "
                 f"unexpected body ({e}); check that VAULT_ADDR is Vault itself (not a proxy or "
                 "login page) and that secrets.kv_version matches the mount; nothing was written"
             ) from None
@@ -99,7 +100,7 @@ class VaultReader:
         except (hx.VaultDown, hx.InternalServerError, hx.BadGateway, hx.RateLimitExceeded,
                 hx.VaultNotInitialized, hx.UnexpectedError) as e:
             raise VaultUnavailable(
-                f"Vault at {self.settings.addr} failed while reading {secret_path} "
+                f"Vault at {redact_url(self.settings.addr or "")} failed while reading {secret_path} "
                 f"({type(e).__name__}, after {self.settings.retries} retries); nothing was "
                 "written, run again when Vault is healthy"
             ) from e
@@ -107,7 +108,7 @@ class VaultReader:
             raise SecretProblem(f"Vault refused reading {secret_path}: {type(e).__name__}") from e
         except requests.exceptions.RequestException as e:
             raise VaultUnavailable(
-                f"Vault at {self.settings.addr} failed while reading {secret_path}: "
+                f"Vault at {redact_url(self.settings.addr or "")} failed while reading {secret_path}: "
                 f"{_describe(e, self.settings)}; nothing was written"
             ) from e
         return SecretData(version=version, values=_mask(raw))
@@ -183,16 +184,16 @@ def connect(settings: VaultSettings, kv_version: int, environ: Mapping[str, str]
         client.auth.token.lookup_self()
     except (hx.Forbidden, hx.Unauthorized, hx.InvalidRequest) as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} rejected trinogen's {settings.auth_method} login: "
+            f"Vault at {redact_url(settings.addr)} rejected trinogen's {settings.auth_method} login: "
             f"{_first_error(e)}; check the credentials"
         ) from e
     except hx.VaultError as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} failed at login: {type(e).__name__}; nothing was written"
+            f"Vault at {redact_url(settings.addr)} failed at login: {type(e).__name__}; nothing was written"
         ) from e
     except requests.exceptions.RequestException as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} could not be used: {_describe(e, settings)}; nothing was "
+            f"Vault at {redact_url(settings.addr)} could not be used: {_describe(e, settings)}; nothing was "
             "written"
         ) from e
     return VaultReader(client, settings, kv_version)

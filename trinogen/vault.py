@@ -84,7 +84,7 @@ class VaultReader:
                 raw, version = _kv1(self.client, mount, path)
         except _Unexpected as e:
             raise VaultUnavailable(
-                f"Vault at {redact_url(self.settings.addr or "")} answered the read of {secret_path} with an "
+                f"Vault at {redact_url(self.settings.addr or '')} answered the read of {secret_path} with an "
                 f"unexpected body ({e}); check that VAULT_ADDR is Vault itself (not a proxy or "
                 "login page) and that secrets.kv_version matches the mount; nothing was written"
             ) from None
@@ -100,7 +100,7 @@ class VaultReader:
         except (hx.VaultDown, hx.InternalServerError, hx.BadGateway, hx.RateLimitExceeded,
                 hx.VaultNotInitialized, hx.UnexpectedError) as e:
             raise VaultUnavailable(
-                f"Vault at {redact_url(self.settings.addr or "")} failed while reading {secret_path} "
+                f"Vault at {redact_url(self.settings.addr or '')} failed while reading {secret_path} "
                 f"({type(e).__name__}, after {self.settings.retries} retries); nothing was "
                 "written, run again when Vault is healthy"
             ) from e
@@ -108,7 +108,7 @@ class VaultReader:
             raise SecretProblem(f"Vault refused reading {secret_path}: {type(e).__name__}") from e
         except requests.exceptions.RequestException as e:
             raise VaultUnavailable(
-                f"Vault at {redact_url(self.settings.addr or "")} failed while reading {secret_path}: "
+                f"Vault at {redact_url(self.settings.addr or '')} failed while reading {secret_path}: "
                 f"{_describe(e, self.settings)}; nothing was written"
             ) from e
         return SecretData(version=version, values=_mask(raw))

@@ -78,16 +78,7 @@ class VaultReader:
         with self._count:
             self.requests += 1
         try:
-            if self.kv_version == 2:
-                raw, version = _kv2(self.client, mount, path)
-            else:
-                raw, version = _kv1(self.client, mount, path)
-        except _Unexpected as e:
-            raise VaultUnavailable(
-                f"Vault at {redact_url(self.settings.addr or '')} answered the read of {secret_path} with an "
-                f"unexpected body ({e}); check that VAULT_ADDR is Vault itself (not a proxy or "
-                "login page) and that secrets.kv_version matches the mount; nothing was written"
-            ) from None
+            raw, version = self._read_kv(mount, path)
         except hx.InvalidPath as e:
             raise SecretNotFound(
                 f"Vault has no secret at {secret_path} (or its current version is deleted)"
@@ -112,6 +103,19 @@ class VaultReader:
                 f"{_describe(e, self.settings)}; nothing was written"
             ) from e
         return SecretData(version=version, values=_mask(raw))
+
+    def _read_kv(self, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
+        try:
+            if self.kv_version == 2:
+                return _kv2(self.client, mount, path)
+            return _kv1(self.client, mount, path)
+        except _Unexpected as e:
+            raise VaultUnavailable(
+                f"Vault at {redact_url(self.settings.addr or '')} answered the read of "
+                f"{mount}/{path} with an unexpected body ({e}); check that VAULT_ADDR is Vault "
+                "itself (not a proxy or login page) and that secrets.kv_version matches the "
+                "mount; nothing was written"
+            ) from None
 
 
 class _Unexpected(Exception):

@@ -180,3 +180,18 @@ def test_console_script_module_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "trinogen.cli", "--version"], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == f"trinogen {__version__}"
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_token_in_the_remote_is_never_printed(seeded: dict[str, str], output: str) -> None:
+    """A remote with a token (a common CI setup) that fails: neither the error nor -o json nor a
+    log line shows the token (git's own message quotes the URL)."""
+    token = "TOKSECRET42"
+    env = {**seeded, "TRINOGEN_GIT_REMOTE": f"https://oauth2:{token}@127.0.0.1:1/platform/x.git"}
+    result = subprocess.run(
+        [sys.executable, "-m", "trinogen.cli", "--log-level", "DEBUG", "sync", "-o", output],
+        env={**__import__("os").environ, **env}, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == ExitCode.UNAVAILABLE, result.stderr
+    assert "127.0.0.1:1/platform/x.git" in result.stdout + result.stderr  # the remote is named
+    assert token not in result.stdout and token not in result.stderr

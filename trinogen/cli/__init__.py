@@ -29,6 +29,7 @@ from trinogen.cli.options import (
 )
 from trinogen.cli.output import Progress, finish, jsonable, print_report, setup_logging, use_color
 from trinogen.errors import ConfigError, ExitCode, SafetyRefusal
+from trinogen.redact import redact_text
 
 if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
     from trinogen.gitops import WorkingCopy
@@ -317,7 +318,8 @@ def main() -> None:
     except SystemExit:
         raise
     except BaseException:  # noqa: BLE001 - the one place that catches bugs
-        traceback.print_exc()
+        # a library's exception may quote a remote with its token (GitCommandError's command)
+        sys.stderr.write(redact_text(traceback.format_exc()))
         sys.stderr.write(
             "trinogen: internal error (a bug): please report it with the traceback above\n"
         )

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO
 import typer
 
 from trinogen.errors import ExitCode, SafetyRefusal, TrinogenError
+from trinogen.redact import RedactingFilter, redact_text
 
 if TYPE_CHECKING:
     from trinogen.result import Report
@@ -142,6 +143,7 @@ def setup_logging(level: str, fmt: str) -> None:
         handler.setFormatter(JsonLogFormatter())
     else:
         handler.setFormatter(logging.Formatter("trinogen: %(levelname)s: %(message)s"))
+    handler.addFilter(RedactingFilter())  # git's stderr and library messages quote remotes
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper() if level.upper() in logging.getLevelNamesMapping() else "INFO")
@@ -170,9 +172,10 @@ def error_json(e: BaseException, exit_code: int, command: str | None) -> dict[st
     out: dict[str, Any] = {"schemaVersion": 1}
     if command:
         out["command"] = command
-    out["error"] = {"type": type(e).__name__, "message": str(e), "exitCode": exit_code}
+    message = redact_text(str(e))
+    out["error"] = {"type": type(e).__name__, "message": message, "exitCode": exit_code}
     if isinstance(e, SafetyRefusal):
-        out["refusedBy"] = str(e)
+        out["refusedBy"] = message
     return out
 
 
@@ -200,7 +203,7 @@ def _fail(e: TrinogenError, code: int, output: str, command: str | None) -> NoRe
     STATUS.clear()
     if output == "json":
         typer.echo(json.dumps(error_json(e, code, command), indent=2))
-    typer.echo(f"trinogen: {e}", err=True)
+    typer.echo(f"trinogen: {redact_text(str(e))}", err=True)
     raise typer.Exit(code) from None
 
 

@@ -14,7 +14,10 @@ passed in through the Protocols of `trinogen.ports`. The steps live in their own
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -156,7 +159,7 @@ def sync(
                           scope)
         if options.dry_run:
             done = Published(planner(tree))
-            report.diff = unified_diff(done.plan, repo.read, masker(desired))
+            report.diff = unified_diff(done.plan, repo.read, masker(desired, inline=options.inline))
         else:
             progress("publish", 0, 1)
             done = publish(repo, planner, tree, layout, retries=settings.git.push_retries,
@@ -218,7 +221,7 @@ def _bytecode_dir(repo: Repository) -> Path | None:
     return repo.workdir / "trinogen-templates" if repo.workdir is not None else None
 
 
-def masker(desired: Desired) -> Callable[[str], str]:
+def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
     """Hides inline secret values in a diff, in every form they take in a rendered file."""
     # As is, Properties-escaped, and Helm-escaped inside values.yaml's catalogs ({{ -> {{"{{"}}).
     forms = sorted({f for s in desired.secret_texts if s
@@ -228,15 +231,38 @@ def masker(desired: Desired) -> Callable[[str], str]:
     # before a rotation, which this run never read.
     names = "|".join(re.escape(prop_key(k)) for k in sorted(desired.secret_keys))
     line = re.compile(rf"^(\s*(?:{names})=).*$", re.MULTILINE) if names else None
-    if not forms and line is None:
+    # In inline mode the old side may hold a secret this run no longer knows of (a document
+    # stopped using the placeholder): every catalog property value is shown as a tag instead.
+    tag = _value_tagger() if inline else None
+    if not forms and line is None and tag is None:
         return lambda text: text
 
     def mask(text: str) -> str:
         for form in forms:
             text = text.replace(form, "***")
-        return line.sub(r"\g<1>***", text) if line is not None else text
+        text = line.sub(r"\g<1>***", text) if line is not None else text
+        return tag(text) if tag is not None else text
 
     return mask
+
+
+# A property line as catalog files and values.yaml's `catalogs` texts hold them: `key=value`.
+_PROPERTY_LINE = re.compile(r"^(\s*[^\s=:#!-][^\s=:]*=)(.*)$", re.MULTILINE)
+
+
+def _value_tagger() -> Callable[[str], str]:
+    """Replaces each property value with `***` and a tag that differs when the value differs.
+
+    The tag is an HMAC under a key made for this run only, so a diff still shows *that* a value
+    changed while nothing about the value (not even a guessable hash) is printed.
+    """
+    key = os.urandom(32)
+
+    def tagged(m: re.Match[str]) -> str:
+        digest = hmac.new(key, m.group(2).encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return f"{m.group(1)}***{digest.hexdigest()[:8]}"
+
+    return lambda text: _PROPERTY_LINE.sub(tagged, text)
 
 
 def _layout(settings: Settings) -> Layout:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
@@ -208,6 +209,16 @@ NETWORK_HINTS = (
     "could not resolve host", "connection refused", "connection timed out", "repository not found",
     "authentication failed", "permission denied", "operation timed out", "no such file or directory",
 )
+
+
+# The remote moved the branch between our push's negotiation and its ref update (another
+# pusher won git's ref-lock race): the same situation as a non-fast-forward rejection, so it
+# is retried, not reported as a refusal (issue 11, item 7).
+_REF_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]{7,} but expected|incorrect old value")
+
+
+def lost_ref_race(text: str) -> bool:
+    return _REF_RACE.search(text) is not None
 
 
 def is_network(stderr: str) -> bool:

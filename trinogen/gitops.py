@@ -33,6 +33,7 @@ from trinogen.gitcmd import (
     git_boundary,
     git_env,
     is_network,
+    lost_ref_race,
     remote_says,
     run_git,
     stderr_text,
@@ -308,6 +309,8 @@ class WorkingCopy:
 
     def _push_failed(self, e: Exception, text: str) -> PushOutcome:
         """git push exited non-zero: the remote moved on (retry), or it refused or is away."""
+        if lost_ref_race(text):
+            return PushOutcome(False, rejected=True, summary=text)
         if "[remote rejected]" in text or "hook declined" in text:
             raise GitUnavailable(f"the GitOps remote refused the push: {text}") from e
         if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
@@ -322,6 +325,8 @@ class WorkingCopy:
         flags = git.PushInfo
         for info in infos:
             summary = info.summary.strip()
+            if info.flags & flags.REMOTE_REJECTED and lost_ref_race(summary + remote_says(progress)):
+                return PushOutcome(False, rejected=True, summary=summary)
             if info.flags & flags.REMOTE_REJECTED:
                 raise GitUnavailable(f"the GitOps remote refused the push: {summary}"
                                      f"{remote_says(progress)}")

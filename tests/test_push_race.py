@@ -56,8 +56,8 @@ def test_a_lost_ref_lock_race_is_retried(world: World) -> None:
 
 @pytest.mark.parametrize(("text", "race"), [
     ("remote: error: cannot lock ref 'refs/heads/main': is at 803826b9 but expected dbd5b60b", True),
-    ("[remote rejected] main -> main (cannot lock ref 'refs/heads/main': is at 1a2b3c4d5e6f "
-     "but expected 0f9e8d7c6b5a)", True),
+    (("[remote rejected] main -> main (cannot lock ref 'refs/heads/main': is at 1a2b3c4d5e6f "
+      "but expected 0f9e8d7c6b5a)"), True),
     ("[remote rejected] main -> main (incorrect old value provided)", True),
     ("[remote rejected] main -> main (pre-receive hook declined)", False),
     ("[remote rejected] main -> main (failed to update ref)", False),  # e.g. the remote's disk

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from trinogen import clonecare
 from trinogen.errors import GitUnavailable
 from trinogen.plan import FileChange
 
@@ -58,7 +59,7 @@ def git_boundary(
                 return method(self, *args, **kwargs)
             except (GitFailed, Unusable) as e:
                 raise GitUnavailable(f"{what} in the working copy {self.workdir} failed: {e}; "
-                                     "nothing was pushed") from e
+                                     f"nothing was pushed{_corrupted(self.workdir, e)}") from e
             except OSError as e:
                 raise GitUnavailable(f"{what} in the working copy {self.workdir} failed: "
                                      f"{e.strerror or e}; nothing was pushed") from e
@@ -69,6 +70,13 @@ def git_boundary(
         return wrapped
 
     return wrap
+
+
+def _corrupted(workdir: Path, e: Exception) -> str:
+    """"; ..." when git's error says the clone is corrupted (marked: the next run clones again)."""
+    if isinstance(e, GitFailed) and clonecare.mark_if_corrupted(workdir, e.stderr):
+        return "; the cached clone is corrupted: the next run clones it again"
+    return ""
 
 
 def run_git(args: tuple[str, ...], cwd: Path, remote: str, *, check: bool = True,
@@ -95,7 +103,10 @@ def cat_blobs(workdir: Path, blobs: list[str]) -> dict[str, bytes]:
                           input=("\n".join(blobs) + "\n").encode(), capture_output=True,
                           check=False)
     if proc.returncode != 0:
-        raise GitUnavailable(f"cannot read objects in {workdir}: {proc.stderr.decode()[:300]}")
+        text = first_lines(proc.stderr.decode("utf-8", "replace"), 300)
+        hint = ("; the cached clone is corrupted: the next run clones it again"
+                if clonecare.mark_if_corrupted(workdir, text) else "")
+        raise GitUnavailable(f"cannot read objects in {workdir}: {text}{hint}")
     out: dict[str, bytes] = {}
     buf = proc.stdout
     pos = 0
@@ -134,6 +145,8 @@ def fast_import(workdir: Path, commit_header: bytes, changes: Iterable[FileChang
     if code != 0:
         text = b"".join(errors).decode("utf-8", "replace")
         hint = " (disk full)" if "No space left" in text else ""
+        if clonecare.mark_if_corrupted(workdir, text):
+            hint = " (the cached clone is corrupted: the next run clones it again)"
         raise GitUnavailable(
             f"cannot write the commit into {workdir}{hint}: {first_lines(text)}; nothing "
             "was pushed, the next run starts again from the remote"

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trinogen import clonecare
 from trinogen.cache import RenderCache
 from trinogen.errors import GitUnavailable
 from trinogen.gitcmd import (
@@ -59,6 +60,17 @@ def default_workdir(remote: str, environ: Mapping[str, str] = os.environ) -> Pat
 
 
 __all__ = ["PushOutcome", "WorkingCopy", "default_workdir", "write_tree"]
+
+
+def _record_holder(fd: int, lock_path: Path) -> None:
+    """Write our pid into the lock file (for a person looking); a full or read-only disk here
+    means every later step fails too, so it is said now, as the documented exit 4."""
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as e:
+        raise GitUnavailable(f"cannot write the lock {lock_path} of the working copy: "
+                             f"{e.strerror or e} (is the disk full or read-only?)") from e
 
 
 class WorkingCopy:
@@ -104,8 +116,7 @@ class WorkingCopy:
                             f"(lock {lock_path}) for more than {timeout:.0f}s; try again later"
                         ) from None
                     time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            _record_holder(fd, lock_path)
             yield
         finally:
             os.close(fd)  # releases the lock
@@ -124,12 +135,14 @@ class WorkingCopy:
         self._pending = None
         try:
             self._check_clone()
+            clonecare.verify_packs(self.workdir)
             self._remove_stale_locks()
             self._fetch()
+            self._maintain()
             return
         except GitUnavailable:
             raise
-        except (subprocess.SubprocessError, Unusable, OSError) as e:
+        except (subprocess.SubprocessError, Unusable, clonecare.CorruptedPack, OSError) as e:
             if self.workdir.exists():
                 log.warning("cached clone %s is unusable (%s); cloning again", self.workdir,
                             str(e)[:200])
@@ -148,6 +161,8 @@ class WorkingCopy:
     def _check_clone(self) -> None:
         if not (self.workdir / "HEAD").is_file() or not (self.workdir / "objects").is_dir():
             raise Unusable("no clone yet")
+        if clonecare.marked_corrupted(self.workdir):
+            raise Unusable("an earlier run found corrupted objects in it")
         if self._git("rev-parse", "--is-bare-repository").strip() != "true":
             raise Unusable("not a bare clone")
         url = self._git("config", "--get", "remote.origin.url", check=False).strip()
@@ -163,6 +178,15 @@ class WorkingCopy:
             if lock.exists():
                 log.warning("removing stale %s left by an interrupted git command", lock)
                 lock.unlink()
+
+    def _maintain(self) -> None:
+        """Leftovers removed, packs consolidated when they pile up (trinogen.clonecare)."""
+        try:
+            clonecare.remove_leftovers(self.workdir)
+            if clonecare.needs_consolidation(self.workdir):
+                clonecare.consolidate(self.workdir, self._git)
+        except (GitFailed, OSError) as e:  # upkeep never fails a run; the next one tries again
+            log.warning("could not tidy the cached clone %s: %s", self.workdir, e)
 
     def _reclone(self) -> None:
         self.workdir.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""Losing git's ref-lock race on the remote is a conflict to retry, not a refusal (issue 11, item 7)."""
+"""Retries: losing git's ref-lock race on the remote is a conflict to retry, not a refusal
+(issue 11, item 7), and a retry after a concurrent change to a cache hit renders it (item 2)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import commit_count, git, remote_tree
+from tests.conftest import commit_count, git, remote_tree, seed_remote
 from tests.test_sync import World
+from trinogen import pipeline
 from trinogen.gitcmd import lost_ref_race
+from trinogen.pipeline import SyncOptions
 
 
 @pytest.fixture
@@ -66,3 +69,27 @@ def test_a_lost_ref_lock_race_is_retried(world: World) -> None:
 def test_which_push_errors_are_a_lost_ref_race(text: str, race: bool) -> None:
     """Only git's ref-lock race texts count as the race; a hook's refusal never does."""
     assert lost_ref_race(text) is race
+
+
+def test_a_retry_renders_a_cache_hit_someone_changed(world: World) -> None:
+    """In process: etl-batch is a cache hit; a person edits its values before our push; the
+    retry renders it again instead of failing with "no content for a changed file"."""
+    world.sync()
+    world.sync()  # the render cache now answers every cluster
+    path = "trino-clusters/etl-batch/values.yaml"
+    expected = remote_tree(world.remote)[path]
+    world.mongo.set("adhoc-dev", "clusterConfig.worker.replicas", 4)
+    calls: list[int] = []
+
+    def a_person_commits() -> None:
+        if not calls:
+            seed_remote(world.remote, {path: expected.decode() + "# tuned by hand\n"},
+                        world.tmp, "tune etl-batch")
+        calls.append(1)
+
+    report = pipeline.sync(world.settings, world.mongo.source, world.repo,
+                           options=SyncOptions(before_push=a_person_commits))
+    assert report.pushed and report.stats["pushAttempts"] == 2
+    tree = remote_tree(world.remote)
+    assert tree[path] == expected
+    assert b"workers: 4" in tree["trino-clusters/adhoc-dev/values.yaml"]

@@ -10,6 +10,7 @@ commit the other writer pushed meanwhile, and it must re-plan.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,7 +72,7 @@ class Writers:
     def start_slow(self, name: str) -> subprocess.Popen[str]:
         """A sync whose push waits in the hook until release(); returns once it waits there."""
         self.flag.write_text("")
-        proc = subprocess.Popen([sys.executable, "-m", "trinogen.cli", "sync"],
+        proc = subprocess.Popen([sys.executable, "-m", "trinogen.cli", "sync", "-o", "json"],
                                 env=self.env(name, SLOW_PUSH_FLAG=str(self.flag)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         waiting = Path(f"{self.flag}.waiting")
@@ -82,10 +83,12 @@ class Writers:
             time.sleep(0.05)
         return proc
 
-    def release(self, proc: subprocess.Popen[str]) -> tuple[int, str]:
+    def release(self, proc: subprocess.Popen[str]) -> tuple[int, str, dict[str, Any]]:
+        """Let the slow push go on; its exit code, stderr and JSON report."""
         self.flag.unlink()
-        _, err = proc.communicate(timeout=120)
-        return proc.returncode, err
+        out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        return proc.returncode, err, json.loads(out) if out.strip() else {}
 
     def workers(self, cluster: str) -> Any:
         values = remote_tree(self.remote)[f"trino-clusters/{cluster}/values.yaml"]
@@ -111,21 +114,22 @@ def test_a_slow_writer_never_replaces_a_newer_state(writers: Writers) -> None:
     fast = writers.sync("b")
     assert fast.returncode == ExitCode.OK, fast.stderr
     assert writers.workers("analytics-prod") == 22
-    code, err = writers.release(slow)
+    code, err, report = writers.release(slow)
     assert code == ExitCode.OK, err
-    assert "Traceback" not in err
+    assert not report["pushed"]  # B had pushed what the new read says: nothing left to do
     assert writers.workers("analytics-prod") == 22
 
 
 def test_a_slow_writer_never_brings_back_a_pruned_cluster(writers: Writers) -> None:
     """A reads adhoc-dev enabled; B prunes it after it is disabled; A's retry keeps it pruned."""
-    writers.db.set("analytics-prod", "clusterConfig.worker.replicas", 7)  # A has work to push
+    writers.db.set("analytics-prod", "clusterConfig.worker.replicas", 7)  # so A has a push to hold
     slow = writers.start_slow("a")
     writers.db.set("adhoc-dev", "enabled", False)
     fast = writers.sync("b")
     assert fast.returncode == ExitCode.OK, fast.stderr
-    code, err = writers.release(slow)
+    code, err, report = writers.release(slow)
     assert code == ExitCode.OK, err
+    assert not report["pushed"]  # B's commit holds what the new read says (7, adhoc-dev pruned)
     tree = remote_tree(writers.remote)
     assert not any(p.startswith("trino-clusters/adhoc-dev/") for p in tree)
     assert "trino-applications/adhoc-dev.yaml" not in tree
@@ -148,9 +152,9 @@ def test_a_persons_commit_to_a_cached_clusters_file_is_rendered_over(writers: Wr
         cwd=person)
     git("push", "-q", "origin", "HEAD:main", cwd=person)
     before = commit_count(writers.remote)
-    code, err = writers.release(slow)
+    code, err, report = writers.release(slow)
     assert code == ExitCode.OK, err
-    assert "Traceback" not in err
+    assert report["pushed"] and report["stats"]["pushAttempts"] == 2
     assert remote_tree(writers.remote)["trino-clusters/etl-batch/values.yaml"] == expected
     assert writers.workers("analytics-prod") == 9
     assert commit_count(writers.remote) == before + 1

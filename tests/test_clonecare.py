@@ -71,6 +71,30 @@ def test_an_intact_pack_passes_and_a_flipped_one_fails_its_checksum(tmp_path: Pa
         clonecare.verify_packs(repo)
 
 
+def _loose(gitdir: Path, kind: str) -> list[Path]:
+    """The loose object files of one type in a clone (read with plain git)."""
+    out = git("--git-dir", str(gitdir), "cat-file", "--batch-all-objects", "--batch-check")
+    files = [gitdir / "objects" / sha[:2] / sha[2:]
+             for sha, typ, _ in (line.split() for line in out.splitlines()) if typ == kind]
+    return [f for f in files if f.is_file()]
+
+
+def test_unreadable_loose_trees_are_cloned_again_in_the_same_run(world: World) -> None:
+    """Trees the fetch never reads are corrupted: listing them fails, so the run clones again and goes on."""
+    world.sync()
+    gitdir = world.repo.workdir
+    trees = _loose(gitdir, "tree")
+    assert trees
+    for tree in trees:
+        tree.chmod(0o644)
+        _corrupt(tree)
+    world.mongo.set("adhoc-dev", "clusterConfig.worker.replicas", 4)
+    report = world.sync()
+    assert report.pushed
+    assert b"workers: 4" in remote_tree(world.remote)["trino-clusters/adhoc-dev/values.yaml"]
+    assert git("--git-dir", str(gitdir), "fsck", "--no-dangling").strip() == ""
+
+
 @pytest.mark.parametrize(("git_said", "corrupted"), [
     ("error: corrupt loose object 'bd5c7eaae18db9d814e9999b181d9bcc9fff3784'", True),
     ("error: inflate: data stream error (incorrect header check)", True),

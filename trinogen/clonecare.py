@@ -9,7 +9,8 @@ trinogen process uses the clone and no git command of ours is running in it.
   or once the big pack after a consolidation. A pack that fails its checksum makes the clone
   unusable, and the caller clones again (issue 11, item 5: every later run died before).
   A corrupted loose object shows only when git reads it; git's error text then marks the
-  clone (`CORRUPTED_MARK`), that run fails with exit 4 saying so, and the next one clones again.
+  clone (`CORRUPTED_MARK`). Met while listing the tree, the clone is rebuilt at once (nothing is
+  planned yet); later, that run fails with exit 4 saying so and the next one clones again.
 - **Leftovers.** `tmp_pack_*`/`tmp_idx_*` (an interrupted fetch or repack) and
   `fast_import_crash_*` (a failed commit) files older than `STALE_AFTER` are removed.
 - **Consolidation.** Each commit adds one pack (fast-import) and most fetches another; past

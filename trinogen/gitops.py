@@ -235,7 +235,23 @@ class WorkingCopy:
 
     @git_boundary("listing the tree")
     def tree(self, layout: Layout) -> dict[str, str]:
-        """Path -> blob id of every regular file under the output roots at origin/<branch>."""
+        """Path -> blob id of every regular file under the output roots at origin/<branch>.
+
+        Called right after refresh(), before anything is planned: a tree git cannot read back
+        (a corrupted loose object the fetch did not touch) is cloned again here and listed
+        from the fresh clone.
+        """
+        try:
+            return self._list(layout)
+        except GitFailed as e:
+            if not clonecare.mark_if_corrupted(self.workdir, e.stderr):
+                raise
+            log.warning("cached clone %s has unreadable objects (%s); cloning again",
+                        self.workdir, e.stderr[:200])
+        self._reclone()
+        return self._list(layout)
+
+    def _list(self, layout: Layout) -> dict[str, str]:
         if self.tip is None:
             return {}
         roots = [r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app) if r]

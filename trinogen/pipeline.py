@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desi
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, classify_all
 from trinogen.plan import Guards, Layout, Plan, unified_diff
-from trinogen.ports import DocumentSource, ReaderFactory, Repository
+from trinogen.ports import DocumentSource, ReaderFactory, RenderCacheStore, Repository
 from trinogen.publish import Planner, Published, plan_failures, publish
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
@@ -150,29 +150,57 @@ def sync(
         progress("refresh", 0, 1)
         repo.refresh()
         tree = repo.tree(layout)
-        raws, scope = read_documents(source, options.targets, tree, repo, layout)
-        progress("read", len(raws), len(raws))
-        cache = repo.render_cache(renderer.fingerprint)
-        desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
-                                progress=progress, cache=cache, tree=tree)
-        planner = Planner(layout, desired, _guards(settings, options, len(raws), source), repo,
-                          scope)
+        reader = _Reader(settings, source, repo, renderer, options, reader_factory, progress)
+        planner = reader(tree)
         if options.dry_run:
-            done = Published(planner(tree))
-            report.diff = unified_diff(done.plan, repo.read, masker(desired, inline=options.inline))
+            done = Published(planner(tree), planner)
+            report.diff = unified_diff(done.plan, repo.read,
+                                       masker(planner.desired, inline=options.inline))
         else:
             progress("publish", 0, 1)
             done = publish(repo, planner, tree, layout, retries=settings.git.push_retries,
-                           before_push=options.before_push)
-        if cache is not None:
-            cache.save()
+                           reread=reader, before_push=options.before_push)
+        reader.save_cache()
+    desired = done.planner.desired
     _fill(report, desired, done)
     if not options.dry_run and options.write_status:
         report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
                                                     desired.render_hashes,
                                                     done.commit or repo.head_commit())
-    report.stats.update(_sync_stats(desired, done, len(raws), source, started))
+    report.stats.update(_sync_stats(desired, done, done.planner.guards.documents_read, source,
+                                    started))
     return report
+
+
+@dataclass
+class _Reader:
+    """Reads the documents for one tree and builds its planner; called again on every retry,
+    so a re-plan never uses a read older than the commit that beat it (trinogen.publish)."""
+
+    settings: Settings
+    source: DocumentSource
+    repo: Repository
+    renderer: Renderer
+    options: SyncOptions
+    reader_factory: ReaderFactory | None
+    progress: Progress
+    cache: RenderCacheStore | None = None
+
+    def __call__(self, tree: Mapping[str, str]) -> Planner:
+        layout = _layout(self.settings)
+        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout)
+        self.progress("read", len(raws), len(raws))
+        # A fresh load each time: entries kept by an earlier attempt belong to its read.
+        self.cache = self.repo.render_cache(self.renderer.fingerprint)
+        desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
+                                inline=self.options.inline, progress=self.progress,
+                                cache=self.cache, tree=tree)
+        guards = _guards(self.settings, self.options, len(raws), self.source)
+        return Planner(layout, desired, guards, self.repo, scope)
+
+    def save_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.save()
 
 
 def _guards(settings: Settings, options: SyncOptions, documents_read: int,

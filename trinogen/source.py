@@ -211,6 +211,11 @@ def load_seed(directory: Path) -> tuple[Seeds, list[RawDocument], bool]:
     refused: list[RawDocument] = []
     complete = True
     for path in sorted([*directory.glob("*.json"), *directory.glob("*.jsonl")]):
+        fast = _decoded_items(path)
+        if fast is not None:
+            for where, doc in fast:
+                complete = _seed_item(where, doc, docs, refused, decoded=True) and complete
+            continue
         items = _seed_items(path)
         if isinstance(items, str):
             # Its documents are unknown: report the file, and prune nothing as "deleted".
@@ -221,6 +226,21 @@ def load_seed(directory: Path) -> tuple[Seeds, list[RawDocument], bool]:
         for where, item in items:
             complete = _seed_item(where, item, docs, refused) and complete
     return docs, refused, complete
+
+
+def _decoded_items(path: Path) -> list[tuple[str, Any]] | None:
+    """The common case in one pass: the whole file as well-formed Extended JSON (one document or
+    an array). None sends the file down the item-by-item path, which names a malformed item."""
+    from bson import json_util
+
+    failures: tuple[type[Exception], ...] = (OSError, UnicodeDecodeError, *_ejson_errors())
+    try:
+        data = json_util.loads(path.read_text(encoding="utf-8"))
+    except failures:
+        return None
+    if isinstance(data, list):
+        return [(f"seed file {path.name} item {i}", item) for i, item in enumerate(data)]
+    return [(f"seed file {path.name}", data)]
 
 
 def _seed_items(path: Path) -> list[tuple[str, Any]] | str:
@@ -258,9 +278,10 @@ def _json_lines(text: str) -> list[tuple[int, Any]] | None:
     return out or None
 
 
-def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument]) -> bool:
-    """Decode one item's Extended JSON and keep or refuse it; False when it names no known
-    document (then nothing may be pruned as deleted)."""
+def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument], *,
+               decoded: bool = False) -> bool:
+    """Decode one item's Extended JSON (unless `decoded`) and keep or refuse it; False when it
+    names no known document (then nothing may be pruned as deleted)."""
     from bson import json_util
 
     if not isinstance(item, dict):
@@ -273,6 +294,9 @@ def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument]) -
         # collide with another document's real _id: refuse, as the README's table says.
         refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
                                 '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
+        return True
+    if decoded:
+        docs.append((where, item))
         return True
     try:
         doc = json_util.loads(json.dumps(item))

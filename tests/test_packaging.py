@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 @pytest.mark.slow
 def test_wheel_ships_the_templates(tmp_path: Path) -> None:
-    """The built wheel contains every template under trinogen/_templates and the console script."""
+    """The built wheel contains every template, the Trino registry data and the console script."""
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "No matching distribution" in out.stderr:
@@ -24,6 +24,7 @@ def test_wheel_ships_the_templates(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"trinogen/_templates/{template.name}" in names
+    assert "trinogen/trino/data/registry.json.gz" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "trinogen = trinogen.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

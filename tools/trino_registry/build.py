@@ -1,0 +1,141 @@
+"""Turn the facts of each unit into the registry's property sets, and write the data file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools.trino_registry import roles
+from tools.trino_registry.scan import JarScan, UnitFacts, scan_jar, unit_facts
+from tools.trino_registry.sources import VersionSource
+
+FORMAT = 1
+
+# Read by the server for every catalog before the connector sees the rest (CatalogManager /
+# the catalog store), so never bound through @Config in a plugin.
+CATALOG_PROPERTIES = ("connector.name",)
+
+# node.properties keys that bin/launcher itself reads (the launcher binary names them; Trino's
+# own NodeConfig does not bind them). Reviewed by hand: the chart writes node.data-dir.
+LAUNCHER_NODE_PROPERTIES = ("node.data-dir",)
+
+
+@dataclass
+class PropertySet:
+    known: set[str] = field(default_factory=set)
+    legacy: dict[str, str] = field(default_factory=dict)
+    defunct: set[str] = field(default_factory=set)
+    families: set[str] = field(default_factory=set)  # accepted prefixes, each ending in "."
+
+    def to_json(self) -> dict[str, Any]:
+        legacy = {k: v for k, v in sorted(self.legacy.items()) if k not in self.known}
+        return {
+            "known": sorted(self.known),
+            "legacy": legacy,
+            "defunct": sorted(self.defunct - self.known - set(legacy)),
+            "families": sorted(self.families),
+        }
+
+
+def property_set(facts: UnitFacts) -> PropertySet:
+    """The names a unit accepts: plain @Config names, plus every prefixed binding."""
+    out = PropertySet()
+    for config in facts.configs.values():
+        out.known |= config.names
+        out.legacy.update(config.legacy)
+        out.defunct |= config.defunct
+    for config_class, prefix in facts.bindings:
+        bound = facts.configs.get(config_class) if config_class else None
+        if bound is None:
+            out.families.add(prefix + ".")
+            continue
+        out.known |= {f"{prefix}.{n}" for n in bound.names}
+        out.legacy.update({f"{prefix}.{k}": f"{prefix}.{v}" for k, v in bound.legacy.items()})
+        out.defunct |= {f"{prefix}.{n}" for n in bound.defunct}
+    return out
+
+
+@dataclass
+class VersionData:
+    version: str
+    complete: bool
+    server: PropertySet | None
+    coordinator_only: list[str]
+    connectors: dict[str, PropertySet]
+    plugins_without_connector: list[str]
+    unavailable: list[str]
+    origin: list[str]
+    log_levels: list[str]
+
+
+def scan_version(source: VersionSource, log: Any = print) -> VersionData:
+    jar_scans: dict[str, JarScan] = {}
+    unit_jars: dict[str, list[str]] = {}
+    for unit, key, data in source.jars():
+        if data is not None and key not in jar_scans:
+            jar_scans[key] = scan_jar(data)
+        unit_jars.setdefault(unit, []).append(key)
+    facts = {unit: unit_facts(jar_scans[k] for k in keys if k in jar_scans)
+             for unit, keys in unit_jars.items()}
+    log(f"  {source.version}: {len(jar_scans)} jars in {len(facts)} units")
+    # A unit whose jars failed part-way is unavailable, not partly scanned.
+    for unit in source.unavailable:
+        facts.pop(unit, None)
+    server = property_set(facts["server"]) if "server" in facts else None
+    if server is not None:
+        server.known.update(LAUNCHER_NODE_PROPERTIES)
+    coordinator_only: list[str] = []
+    if "server" in facts and server is not None:
+        coordinator_only = roles.coordinator_only(facts["server"], server)
+    connectors: dict[str, PropertySet] = {}
+    without: list[str] = []
+    for unit, one in sorted(facts.items()):
+        if unit == "server":
+            continue
+        if not one.connector_names:
+            without.append(unit)
+            continue
+        props = property_set(one)
+        props.known.update(CATALOG_PROPERTIES)
+        for name in one.connector_names:
+            connectors[name] = props
+    levels = facts["server"].log_levels if "server" in facts else []
+    return VersionData(source.version, not source.unavailable, server, coordinator_only,
+                       connectors, without, list(source.unavailable), source.origin, levels)
+
+
+def write(versions: list[VersionData], out_dir: Path) -> Path:
+    """One gzipped JSON: each distinct property set stored once, versions point at them."""
+    sets: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+
+    def ref(props: PropertySet) -> int:
+        body = props.to_json()
+        key = json.dumps(body, sort_keys=True)
+        if key not in index:
+            index[key] = len(sets)
+            sets.append(body)
+        return index[key]
+
+    doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
+    for v in sorted(versions, key=lambda d: int(d.version)):
+        doc["versions"][v.version] = {
+            "complete": v.complete,
+            "server": ref(v.server) if v.server else None,
+            "coordinator_only": v.coordinator_only,
+            "connectors": {name: ref(p) for name, p in sorted(v.connectors.items())},
+            "plugins_without_connector": v.plugins_without_connector,
+            "unavailable": v.unavailable,
+            "origin": v.origin,
+            "log_levels": v.log_levels,
+        }
+    doc["sets"] = sets
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / "registry.json.gz"
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    # mtime=0: the same input gives the same bytes, so a regeneration diff shows real changes.
+    target.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+    return target

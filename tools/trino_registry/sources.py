@@ -1,0 +1,170 @@
+"""Where one Trino version's jars come from, in order of preference.
+
+1. ``io.trino:trino-server:<v>:tar.gz``: the full distribution, ``lib/`` for the server and
+   ``plugin/<dir>/`` for every plugin. Complete by construction.
+2. Otherwise ``io.trino:trino-server-core:<v>:tar.gz`` for the server (``lib/``), or failing
+   that ``trino-main`` (plus ``trino-server-main``) and their io.trino / io.airlift runtime
+   dependencies, resolved by Maven from the published POMs (the trino-root parent pins the
+   versions). Per plugin: ``io.trino:trino-<dir>:<v>:zip`` where served, else the plugin jar and
+   its io.trino / io.airlift runtime dependencies the same way. Only those groups carry airlift
+   config annotations; the tarball route scans every jar, and for 476 both routes give the same
+   server properties (checked when the data was generated; see README). Whatever cannot be had
+   is recorded as unavailable, so the version is marked incomplete.
+
+A unit is a name ("server" or a plugin directory); its jars arrive as (unit, key, bytes), where
+bytes is None for a jar whose key was already given with its bytes (a hard link in a tarball).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from tools.trino_registry import maven
+
+GROUP = "io.trino"
+
+
+@dataclass
+class VersionSource:
+    version: str
+    # (unit, jar name, bytes), read lazily; units arrive grouped.
+    jars: Callable[[], Iterator[tuple[str, str, bytes | None]]] = lambda: iter(())
+    units: list[str] = field(default_factory=list)  # when read artifact by artifact
+    unavailable: list[str] = field(default_factory=list)
+    origin: list[str] = field(default_factory=list)  # artifacts read, for the report
+
+
+def _tarball_units(path: str, only: str = "") -> Iterator[tuple[str, str, bytes | None]]:
+    """(unit, jar name, bytes) for every jar of lib/ and plugin/*/ in a server tarball."""
+    with tarfile.open(path, "r:gz") as tar:
+        for member in tar:
+            parts = member.name.split("/")
+            if not parts[-1].endswith(".jar") or len(parts) < 3:
+                continue
+            if parts[1] == "lib" and len(parts) == 3:
+                unit = "server"
+            elif parts[1] == "plugin" and len(parts) >= 4:
+                # Jars in a plugin's subdirectory (hive/hdfs/) join its class path when the
+                # feature is enabled (fs.hadoop.enabled), so they count for the plugin.
+                unit = parts[2]
+            else:
+                continue
+            if only and unit != only:
+                continue
+            if member.islnk():
+                # The distribution hard-links a jar shared by several plugins to its first copy.
+                yield unit, member.linkname, None
+            elif member.isfile() and (handle := tar.extractfile(member)) is not None:
+                yield unit, member.name, handle.read()
+
+
+def _zip_jars(unit: str, path: str) -> Iterator[tuple[str, str, bytes | None]]:
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            if name.endswith(".jar"):
+                yield unit, f"{path}!{name}", archive.read(name)
+
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>trinogen.registry</groupId><artifactId>resolve</artifactId><version>1</version>
+<packaging>pom</packaging><dependencies>{deps}</dependencies></project>
+"""
+
+
+def _mvn_jars(unit: str, artifacts: list[str], version: str, offline: bool
+              ) -> Iterator[tuple[str, str, bytes | None]]:
+    """The jars of io.trino:<artifact>:<version> and their io.trino/io.airlift runtime deps."""
+    deps = "".join(f"<dependency><groupId>{GROUP}</groupId><artifactId>{a}</artifactId>"
+                   f"<version>{version}</version></dependency>" for a in artifacts)
+    work = Path(tempfile.mkdtemp(prefix="trino-registry-"))
+    try:
+        (work / "pom.xml").write_text(_POM.format(deps=deps))
+        command = ["mvn", "-B", "-q", f"-Dmaven.repo.local={maven.cache_dir()}",
+                   "dependency:copy-dependencies", "-DincludeScope=runtime",
+                   "-DincludeGroupIds=io.trino,io.airlift", f"-DoutputDirectory={work / 'out'}"]
+        if offline:
+            command.insert(1, "-o")
+        done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=1200,
+                              check=False)
+        if done.returncode != 0:
+            raise maven.NotServed(f"{unit} {version}: maven could not resolve {artifacts}")
+        for jar in sorted((work / "out").glob("*.jar")):
+            yield unit, f"{unit}!{jar.name}", jar.read_bytes()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _served(artifact: str, version: str, ext: str, offline: bool) -> bool:
+    try:
+        maven.fetch(maven.artifact_path(GROUP, artifact, version, ext), offline=offline)
+    except maven.NotServed:
+        return False
+    return True
+
+
+def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
+         full_tarball: bool = True) -> VersionSource:
+    """The jars of one version; `plugin_dirs` names the plugins to look for when no full
+    tarball is served (the full tarball's own plugin/ listing wins where it exists)."""
+    source = VersionSource(version)
+    full = None
+    if full_tarball:
+        try:
+            full = maven.fetch(maven.artifact_path(GROUP, "trino-server", version, "tar.gz"),
+                               offline=offline)
+        except maven.NotServed:
+            pass
+    if full is not None:
+        source.jars = lambda: _tarball_units(str(full))
+        source.origin.append(f"trino-server-{version}.tar.gz")
+        return source
+    readers: list[tuple[str, Callable[[], Iterator[tuple[str, str, bytes | None]]]]] = []
+    try:
+        core = maven.fetch(maven.artifact_path(GROUP, "trino-server-core", version, "tar.gz"),
+                           offline=offline)
+        readers.append(("server", partial(_tarball_units, str(core), only="server")))
+        source.units.append("server")
+        source.origin.append(f"trino-server-core-{version}.tar.gz")
+    except maven.NotServed:
+        if _served("trino-main", version, "pom", offline):
+            server = ["trino-main"] + (["trino-server-main"] if _served(
+                "trino-server-main", version, "pom", offline) else [])
+            readers.append(("server", partial(_mvn_jars, "server", server, version, offline)))
+            source.units.append("server")
+            source.origin.append(f"{'+'.join(server)}-{version} jars with dependencies")
+        else:
+            source.unavailable.append("server")
+    for plugin in plugin_dirs:
+        artifact = f"trino-{plugin}"
+        if _served(artifact, version, "zip", offline):
+            path = str(maven.fetch(maven.artifact_path(GROUP, artifact, version, "zip"),
+                                   offline=offline))
+            readers.append((plugin, partial(_zip_jars, plugin, path)))
+            source.origin.append(f"{artifact}-{version}.zip")
+        elif _served(artifact, version, "pom", offline) and _served(artifact, version, "jar",
+                                                                     offline):
+            readers.append((plugin, partial(_mvn_jars, plugin, [artifact], version, offline)))
+            source.origin.append(f"{artifact}-{version} jar with dependencies")
+        else:
+            source.unavailable.append(plugin)
+            continue
+        source.units.append(plugin)
+
+    def jars() -> Iterator[tuple[str, str, bytes | None]]:
+        for unit, reader in readers:
+            try:
+                yield from reader()
+            except maven.NotServed as e:
+                # Some of the unit's dependencies are not served: the unit cannot be had.
+                print(f"  unavailable: {e}")
+                source.unavailable.append(unit)
+    source.jars = jars
+    return source

@@ -1,0 +1,1 @@
+"""What trinogen knows about Trino itself (the property registry per Trino version)."""

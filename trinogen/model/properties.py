@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinogen.model.checker import Checker, field_path, show, text_ok
+from trinogen.model.checker import MAPS, Checker, field_path, show, text_ok, type_name
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_NODE_KEYS,
@@ -36,10 +36,15 @@ def properties(value: Any, path: str, c: Checker, *, required: bool) -> Props:
     out: Props = {}
     sections = c.mapping(value, path, required=required)
     for section, raw_entries in (sections or {}).items():
+        spath = field_path(path, section)
         if isinstance(raw_entries, str):
-            _read_one(out, section, raw_entries, field_path(path, section), c)
+            _read_one(out, section, raw_entries, spath, c)
             continue
-        entries = c.mapping(raw_entries, field_path(path, section))
+        if raw_entries is not None and not isinstance(raw_entries, MAPS):
+            c.error(spath, f"must be a string (the property {section}) or an object (the "
+                    f"section {section}.*), not {type_name(raw_entries)}")
+            continue
+        entries = c.mapping(raw_entries, spath)
         for key, raw in (entries or {}).items():
             flat = f"{section}.{key}" if section and key else ""
             _read_one(out, flat, raw, field_path(path, section, key), c)

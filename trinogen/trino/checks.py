@@ -122,11 +122,7 @@ def _enabled(props: Props, switch: str) -> bool:
 def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -> list[Finding]:
     """Properties Trino binds only when a file system is switched on, and lake catalogs with
     none (Trino >= 458 enables no file system by default)."""
-    findings = [Finding(kpath, f"{key} is used only with {switch}=true: Trino refuses to start "
-                               f"with it otherwise (was not used); set {switch}=true here")
-                for switch, prefix in CONDITIONAL_PREFIXES.items()
-                if known.known(switch) and not _enabled(props, switch)
-                for key, (_, kpath) in props.items() if key.startswith(prefix)]
+    findings = _switched_off(known, props)
     if HADOOP_RESOURCES in props and known.known(HADOOP_RESOURCES):
         findings.append(Finding(props[HADOOP_RESOURCES][1], _hadoop_resources(props)))
     if connector in LAKE_CONNECTORS and not any(_enabled(props, s) for s in FILE_SYSTEM_SWITCHES):
@@ -135,6 +131,15 @@ def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -
                                       "fs.native-s3.enabled, fs.native-gcs.enabled or "
                                       "fs.native-azure.enabled to true", warning=True))
     return findings
+
+
+def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
+    """s3.*, gcs.* and azure.* keys of a connector whose switch for them is not on."""
+    return [Finding(kpath, f"{key} is used only with {switch}=true: Trino refuses to start "
+                           f"with it otherwise (was not used); set {switch}=true here")
+            for switch, prefix in CONDITIONAL_PREFIXES.items()
+            if known.known(switch) and not _enabled(props, switch)
+            for key, (_, kpath) in props.items() if key.startswith(prefix)]
 
 
 def _hadoop_resources(props: Props) -> str:

@@ -53,11 +53,35 @@ def test_version() -> None:
     assert result.exit_code == 0 and result.output.strip() == f"trinogen {__version__}"
 
 
+def _listed_commands(help_text: str) -> list[str]:
+    """The command names in the Commands section of --help (rich panel or plain text)."""
+    names: list[str] = []
+    section = False
+    for line in help_text.splitlines():
+        if "Commands" in line and (line.lstrip().startswith("╭") or line.strip() == "Commands:"):
+            section = True
+            continue
+        body = line.strip().removeprefix("│").removesuffix("│").rstrip()
+        if section and (line.lstrip().startswith("╰") or not body):
+            break
+        # An entry starts one space in; its wrapped description lines start further in.
+        if section and body.startswith(" ") and not body.startswith("  "):
+            names.append(body.split()[0])
+    return names
+
+
 def test_help_lists_the_commands() -> None:
-    """--help names every command."""
+    """--help lists exactly the five commands, each as an entry of the Commands section."""
     result = invoke(["--help"])
-    for command in ("validate", "render", "sync", "watch", "status"):
-        assert command in result.output
+    assert result.exit_code == 0
+    assert _listed_commands(result.output) == ["validate", "render", "sync", "status", "watch"]
+
+
+@pytest.mark.parametrize("command", ["validate", "render", "sync", "status", "watch"])
+def test_each_command_has_its_own_help(command: str) -> None:
+    """`trinogen <command> --help` works for every command and shows its usage line."""
+    result = invoke([command, "--help"])
+    assert result.exit_code == 0 and f"trinogen {command} [OPTIONS]" in result.output
 
 
 def test_validate_ok_and_failing(seeded: dict[str, str]) -> None:

@@ -237,6 +237,7 @@ def test_the_watch_lease_is_exclusive_until_it_expires(tmp_path: Path, make_db: 
     """Two replicas: only one holds the lease; the other takes it after expiry; the old one cannot save a token."""
     from trinogen.errors import LeaseLost
     from trinogen.watch import Lease
+    from trinogen.watch.position import StreamPosition
 
     mongo = make_db(settings_for(tmp_path / "unused.git", tmp_path), [])
     now = [datetime(2026, 1, 1, tzinfo=UTC)]
@@ -245,11 +246,11 @@ def test_the_watch_lease_is_exclusive_until_it_expires(tmp_path: Path, make_db: 
     assert b.holder() == "a"
     now[0] += timedelta(seconds=31)
     assert b.acquire() and not a.renew()
-    b.save_token({"_data": "82abc"})
-    assert a.token() == {"_data": "82abc"}
+    b.save(StreamPosition({"_data": "82abc"}))
+    assert a.position() == StreamPosition({"_data": "82abc"})
     with pytest.raises(LeaseLost):
-        a.save_token({"_data": "82old"})
-    assert b.token() == {"_data": "82abc"}
+        a.save(StreamPosition({"_data": "82old"}))
+    assert b.position() == StreamPosition({"_data": "82abc"})
 
 
 # --- the CLI over the wire (FerretDB only: mongomock cannot outlive one process) ---------------

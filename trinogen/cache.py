@@ -18,39 +18,18 @@ import os
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from trinogen.ports import CacheEntry as Entry
+
+__all__ = ["FORMAT", "Entry", "RenderCache", "document_key"]
 
 log = logging.getLogger(__name__)
 
 # marshal (plain dicts and strings; the file is trinogen's own, in its own cache) loads several
 # times faster than JSON; its format belongs to the Python version, so that is part of the key.
 FORMAT = f"2-py{sys.version_info[0]}.{sys.version_info[1]}"
-
-
-@dataclass(frozen=True)
-class Entry:
-    cluster_id: str
-    doc_id: str
-    files: Mapping[str, str]  # path -> blob id
-    versions: Mapping[str, int | None] = field(default_factory=dict)  # secret path -> version
-    warnings: tuple[tuple[str, str, str], ...] = ()  # (cluster, field, message)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cluster": self.cluster_id, "doc": self.doc_id, "files": dict(self.files),
-                "versions": dict(self.versions), "warnings": [list(w) for w in self.warnings]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Entry:
-        # The file is trinogen's own (marshal keeps the types it wrote); shapes are checked,
-        # not every string, so loading 10,000 entries stays cheap.
-        files, versions, warnings = data["files"], data["versions"], data["warnings"]
-        if not (isinstance(files, dict) and isinstance(versions, dict)
-                and isinstance(warnings, list)):
-            raise TypeError("malformed cache entry")
-        return cls(str(data["cluster"]), str(data["doc"]), files, versions,
-                   tuple(tuple(w) for w in warnings) if warnings else ())
 
 
 def document_key(body: Mapping[str, Any], fingerprint: str) -> str | None:

@@ -11,12 +11,19 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from trinogen import __version__
 from trinogen.errors import ConfigError, ExitCode, TrinogenError
+
+if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
+    from trinogen.gitops import WorkingCopy
+    from trinogen.ports import ReaderFactory
+    from trinogen.result import Report
+    from trinogen.settings import Settings
+    from trinogen.vault import VaultReader
 
 app = typer.Typer(
     name="trinogen",
@@ -220,7 +227,7 @@ def watch(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
 def _settings(
     ctx: typer.Context, config: Path | None, sets: list[str] | None,
     extra: dict[str, Any] | None = None,
-) -> Any:
+) -> Settings:
     """Settings from --config/--set given before or after the command name."""
     from trinogen.settings import load_settings
 
@@ -238,7 +245,7 @@ def _settings(
     return settings
 
 
-def _working_copy(settings: Any) -> Any:
+def _working_copy(settings: Settings) -> WorkingCopy:
     from trinogen.gitops import WorkingCopy, default_workdir
 
     remote = settings.git.remote
@@ -248,8 +255,8 @@ def _working_copy(settings: Any) -> Any:
     return WorkingCopy(settings.git, remote, workdir)
 
 
-def _vault_factory(settings: Any) -> Callable[[], Any]:
-    def factory() -> Any:
+def _vault_factory(settings: Settings) -> ReaderFactory:
+    def factory() -> VaultReader:
         from trinogen import vault
 
         return vault.connect(settings.vault, settings.secrets.kv_version, os.environ)
@@ -291,7 +298,7 @@ def _exit(run: Callable[[], int], output: str) -> None:
     raise typer.Exit(int(code))
 
 
-def _print(report: Any, output: str, *, color: bool = False) -> None:
+def _print(report: Report, output: str, *, color: bool = False) -> None:
     if output == "json":
         typer.echo(json.dumps(report.to_json(), indent=2, default=_jsonable))
         return

@@ -69,6 +69,21 @@ class Interrupted(TrinogenError):
     exit_code = ExitCode.OK
 
 
+class SecretProblem(Exception):
+    """A secret path that cannot be used for the clusters referencing it (never a run failure).
+
+    Raised by a secret reader for one path; the pipeline turns it into a per-cluster problem.
+    """
+
+
+class SecretNotFound(SecretProblem):
+    """The path (or its current version) does not exist."""
+
+
+class SecretForbidden(SecretProblem):
+    """The reader's credentials may not read the path."""
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with one cluster, located by a field path inside its document.

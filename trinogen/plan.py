@@ -133,6 +133,55 @@ class _RepoCluster:
         return ids.most_common(1)[0][0] if ids else None
 
 
+@dataclass(frozen=True)
+class _Documents:
+    """What the documents read say about clusters that were not rendered."""
+
+    failed_ids: frozenset[str]
+    failed_docs: frozenset[str]
+    disabled_ids: frozenset[str]
+    disabled_docs: frozenset[str]
+    renamed: Mapping[str, str]  # document _id -> the clusterId it renders now
+
+    @classmethod
+    def of(cls, failed: Iterable[Failed], disabled: Iterable[Disabled],
+           desired_docs: Mapping[str, str]) -> _Documents:
+        failed, disabled = list(failed), list(disabled)
+        return cls(frozenset(f.cluster_id for f in failed if f.cluster_id),
+                   frozenset(f.doc_id for f in failed),
+                   frozenset(d.cluster_id for d in disabled if d.cluster_id),
+                   frozenset(d.doc_id for d in disabled),
+                   {doc: cid for cid, doc in desired_docs.items()})
+
+    def failed(self, cid: str, doc: str | None) -> bool:
+        return cid in self.failed_ids or (doc is not None and doc in self.failed_docs)
+
+    def prune_reason(self, cid: str, doc: str | None) -> str | None:
+        """Why a cluster with files but nothing rendered goes; None: its document is unknown."""
+        if cid in self.disabled_ids or (doc is not None and doc in self.disabled_docs):
+            return DISABLED
+        if doc is None:
+            return None
+        if doc in self.renamed:
+            return f"document now has clusterId {self.renamed[doc]}"
+        return "document deleted"
+
+
+DISABLED = "disabled (enabled: false)"
+
+
+@dataclass
+class _Builder:
+    """The plan being assembled, cluster by cluster."""
+
+    files: list[FileChange] = field(default_factory=list)
+    clusters: list[ClusterChange] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def keep(self, cid: str, doc: str | None, reason: str) -> None:
+        self.clusters.append(ClusterChange(cid, "failed", doc, reason))
+
+
 def make_plan(
     *,
     layout: Layout,
@@ -145,74 +194,90 @@ def make_plan(
     targets: set[str] | None = None,  # cluster ids of a targeted run; None = all
     extra: Mapping[str, DesiredFile] | None = None,  # files of no cluster (the app-of-apps)
 ) -> Plan:
+    repo = _repo_clusters(layout, current)
+    docs = _Documents.of(failed, disabled, desired_docs)
+    scope = set(repo) | set(desired) | docs.failed_ids
+    if targets is not None:
+        scope &= targets
+    plan = _Builder()
+    for cid in sorted(scope):
+        have = repo.get(cid, _RepoCluster())
+        if cid in desired:
+            _plan_rendered(plan, cid, desired[cid], desired_docs.get(cid), have, current)
+        else:
+            _plan_absent(plan, cid, have, docs, guards)
+    _plan_extra(plan, extra or {}, current)
+    refusal = refusal_of(plan.clusters, guards, len(repo))
+    return Plan(tuple(plan.files), tuple(plan.clusters), tuple(plan.problems), refusal, len(repo))
+
+
+def _repo_clusters(layout: Layout, current: Mapping[str, CurrentFile]) -> dict[str, _RepoCluster]:
+    """trinogen's files in the repository, by cluster (files without the header are not ours)."""
     repo: dict[str, _RepoCluster] = {}
     for path, cur in current.items():
         cid = layout.cluster_of(path)
         if cid is not None and cur.header is not None:
             repo.setdefault(cid, _RepoCluster()).files[path] = cur
-    failed = list(failed)
-    disabled = list(disabled)
-    failed_ids = {f.cluster_id for f in failed if f.cluster_id}
-    failed_docs = {f.doc_id for f in failed}
-    disabled_ids = {d.cluster_id for d in disabled if d.cluster_id}
-    disabled_docs = {d.doc_id for d in disabled}
-    renamed = {doc: cid for cid, doc in desired_docs.items()}
+    return repo
 
-    scope = set(repo) | set(desired) | failed_ids
-    if targets is not None:
-        scope &= targets
-    files: list[FileChange] = []
-    clusters: list[ClusterChange] = []
-    problems: list[Problem] = []
-    for cid in sorted(scope):
-        have = repo.get(cid, _RepoCluster())
-        if cid in desired:
-            changes, conflicts = _diff_cluster(cid, desired[cid], have, current)
-            doc = desired_docs.get(cid)
-            if conflicts:
-                problems.extend(conflicts)
-                clusters.append(ClusterChange(cid, "failed", doc, "; ".join(p.message for p in conflicts)))
-            elif not changes:
-                clusters.append(ClusterChange(cid, "unchanged", doc))
-            else:
-                files.extend(changes)
-                clusters.append(ClusterChange(cid, "update" if have.files else "add", doc))
-            continue
-        doc = have.doc_id
-        if cid in failed_ids or (doc is not None and doc in failed_docs):
-            clusters.append(ClusterChange(cid, "failed", doc, "document failed; files kept as they are"))
-            continue
-        if not have.files:
-            continue
-        if cid in disabled_ids or (doc is not None and doc in disabled_docs):
-            reason = "disabled (enabled: false)"
-        elif doc is not None and doc in renamed:
-            reason = f"document now has clusterId {renamed[doc]}"
-        elif doc is None:
-            problems.append(Problem(cid, "", "its files carry no document _id in their header, so "
-                                    "trinogen cannot tell whether the document is gone; kept"))
-            clusters.append(ClusterChange(cid, "failed", None, "no document _id in the files"))
-            continue
-        else:
-            reason = "document deleted"
-        if not guards.source_complete and not reason.startswith("disabled"):
-            clusters.append(ClusterChange(cid, "failed", doc, "the source was not read completely; "
-                                          "kept rather than pruned as " + reason))
-            continue
-        clusters.append(ClusterChange(cid, "prune", doc, reason))
-        files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
 
-    for path, file in sorted((extra or {}).items()):
+def _plan_rendered(
+    plan: _Builder, cid: str, want: Mapping[str, DesiredFile], doc: str | None,
+    have: _RepoCluster, current: Mapping[str, CurrentFile],
+) -> None:
+    """A rendered cluster: add, update, unchanged, or kept when a foreign file is in the way."""
+    changes, conflicts = _diff_cluster(cid, want, have, current)
+    if conflicts:
+        plan.problems.extend(conflicts)
+        plan.keep(cid, doc, "; ".join(p.message for p in conflicts))
+    elif not changes:
+        plan.clusters.append(ClusterChange(cid, "unchanged", doc))
+    else:
+        plan.files.extend(changes)
+        plan.clusters.append(ClusterChange(cid, "update" if have.files else "add", doc))
+
+
+def _plan_absent(
+    plan: _Builder, cid: str, have: _RepoCluster, docs: _Documents, guards: Guards
+) -> None:
+    """A cluster with nothing rendered: kept (its document failed or is unknown) or pruned."""
+    doc = have.doc_id
+    if docs.failed(cid, doc):
+        plan.keep(cid, doc, "document failed; files kept as they are")
+        return
+    if not have.files:
+        return
+    reason = docs.prune_reason(cid, doc)
+    if reason is None:
+        plan.problems.append(Problem(cid, "", "its files carry no document _id in their header, "
+                                     "so trinogen cannot tell whether the document is gone; kept"))
+        plan.keep(cid, None, "no document _id in the files")
+    elif not guards.source_complete and reason != DISABLED:
+        plan.keep(cid, doc, "the source was not read completely; kept rather than pruned as "
+                  + reason)
+    else:
+        plan.clusters.append(ClusterChange(cid, "prune", doc, reason))
+        plan.files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
+
+
+def _plan_extra(
+    plan: _Builder, extra: Mapping[str, DesiredFile], current: Mapping[str, CurrentFile]
+) -> None:
+    """Files of no cluster (the app-of-apps): written unless a foreign file is in the way."""
+    for path, file in sorted(extra.items()):
         found = current.get(path)
         if found is not None and found.header is None:
-            problems.append(Problem("-", path, "exists and was not written by trinogen; not replaced"))
+            plan.problems.append(Problem("-", path, "exists and was not written by trinogen; "
+                                         "not replaced"))
         elif found is None or found.blob != file.blob:
-            if file.content is None:  # cached only when the repository holds exactly this blob
-                raise AssertionError(f"{path}: no content for a changed file")
-            files.append(FileChange(path, "update" if found else "add", None, file.content))
+            plan.files.append(FileChange(path, "update" if found else "add", None,
+                                         _content(path, file)))
 
-    refusal = _refusal(clusters, guards, len(repo))
-    return Plan(tuple(files), tuple(clusters), tuple(problems), refusal, len(repo))
+
+def _content(path: str, file: DesiredFile) -> bytes:
+    if file.content is None:  # a cache hit is only used when the repository holds its blob
+        raise AssertionError(f"{path}: no content for a changed file")
+    return file.content
 
 
 def _diff_cluster(
@@ -228,35 +293,42 @@ def _diff_cluster(
             conflicts.append(Problem(cid, path, "exists and was not written by trinogen (no header); "
                                      "move it away so trinogen can manage it"))
         elif cur is None or cur.blob != file.blob:
-            if file.content is None:  # a cache hit is only used when the blobs match
-                raise AssertionError(f"{path}: no content for a changed file")
-            changes.append(FileChange(path, "update" if cur else "add", cid, file.content))
+            changes.append(FileChange(path, "update" if cur else "add", cid, _content(path, file)))
     for path in sorted(set(have.files) - set(want)):
         changes.append(FileChange(path, "delete", cid))
     return ([] if conflicts else changes), conflicts
 
 
-def _refusal(clusters: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
+def refusal_of(clusters: Iterable[ClusterChange], g: Guards, repo_count: int) -> str | None:
+    """Why the guards refuse a plan with these cluster changes, or None."""
+    return _empty_source(g, repo_count) or _mass_prune(
+        [c for c in clusters if c.action == "prune"], g, repo_count)
+
+
+def _empty_source(g: Guards, repo_count: int) -> str | None:
     if g.full_run and g.documents_read == 0 and repo_count > 0 and not g.allow_empty:
         return (
             f"the source returned no documents at all, while the repository holds {repo_count} "
             "clusters; refusing to prune them all. If the collection really is empty, run again "
             "with --allow-empty"
         )
-    prunes = [c for c in clusters if c.action == "prune"]
-    limit_share = g.max_prune_share * repo_count
-    if (
-        not g.allow_mass_prune
-        and len(prunes) > g.max_prune_count
-        and len(prunes) > limit_share
-    ):
-        names = ", ".join(c.cluster_id for c in prunes[:10]) + (" ..." if len(prunes) > 10 else "")
-        return (
-            f"the run would prune {len(prunes)} of {repo_count} clusters ({names}), more than "
-            f"sync.max_prune_count ({g.max_prune_count}) and sync.max_prune_share "
-            f"({g.max_prune_share:.0%}); check the source, then run again with --allow-mass-prune"
-        )
     return None
+
+
+def is_mass_prune(prunes: int, repo_count: int, g: Guards) -> bool:
+    """More prunes than BOTH limits: the count and the share of the repository's clusters."""
+    return prunes > g.max_prune_count and prunes > g.max_prune_share * repo_count
+
+
+def _mass_prune(prunes: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
+    if g.allow_mass_prune or not is_mass_prune(len(prunes), repo_count, g):
+        return None
+    names = ", ".join(c.cluster_id for c in prunes[:10]) + (" ..." if len(prunes) > 10 else "")
+    return (
+        f"the run would prune {len(prunes)} of {repo_count} clusters ({names}), more than "
+        f"sync.max_prune_count ({g.max_prune_count}) and sync.max_prune_share "
+        f"({g.max_prune_share:.0%}); check the source, then run again with --allow-mass-prune"
+    )
 
 
 def unified_diff(
@@ -280,17 +352,23 @@ def unified_diff(
     return "".join(chunks)
 
 
+_COMMITTED = (("add", "added"), ("update", "updated"), ("prune", "pruned"))
+
+
 def commit_message(plan: Plan) -> str:
-    counts = plan.counts()
-    parts = [f"{counts[a]} {w}" for a, w in (("add", "added"), ("update", "updated"),
-                                                ("prune", "pruned")) if counts[a]]
-    changed = counts["add"] + counts["update"] + counts["prune"]
-    title = f"trinogen: sync {changed} cluster{'s' if changed != 1 else ''} ({', '.join(parts) or 'shared files'})"
-    lines = [title, ""]
-    for action, word in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
+    """A title counting the clusters changed, then one line per cluster with its _id and why."""
+    lines = [_commit_title(plan.counts()), ""]
+    for action, word in _COMMITTED:
         for c in plan.by_action(action):
             why = f", {c.reason}" if c.reason else ""
             lines.append(f"{word}: {c.cluster_id} (_id {c.doc_id or 'unknown'}{why})")
     if any(ch.cluster is None for ch in plan.files):
         lines.append("also: the app-of-apps Application")
     return "\n".join(lines) + "\n"
+
+
+def _commit_title(counts: Mapping[str, int]) -> str:
+    parts = [f"{counts[a]} {w}" for a, w in _COMMITTED if counts[a]]
+    changed = counts["add"] + counts["update"] + counts["prune"]
+    plural = "s" if changed != 1 else ""
+    return f"trinogen: sync {changed} cluster{plural} ({', '.join(parts) or 'shared files'})"

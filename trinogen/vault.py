@@ -13,13 +13,22 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from trinogen.errors import ConfigError, VaultUnavailable
+from trinogen.errors import (
+    ConfigError,
+    SecretForbidden,
+    SecretNotFound,
+    SecretProblem,
+    VaultUnavailable,
+)
 from trinogen.secrets import Secret, SecretData
 from trinogen.settings import VaultSettings
+
+# SecretProblem and its kinds live in the error tree; they stay importable from here.
+__all__ = ["SecretForbidden", "SecretNotFound", "SecretProblem", "VaultReader", "connect"]
 
 log = logging.getLogger(__name__)
 
@@ -28,18 +37,6 @@ log = logging.getLogger(__name__)
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 _BACKOFF_FACTOR = 0.3
 _BACKOFF_MAX = 5.0
-
-
-class SecretProblem(Exception):
-    """A KV path that cannot be used for the clusters referencing it (never a run failure)."""
-
-
-class SecretNotFound(SecretProblem):
-    pass
-
-
-class SecretForbidden(SecretProblem):
-    pass
 
 
 class VaultReader:
@@ -198,29 +195,42 @@ def _session(settings: VaultSettings, verify: bool | str) -> Any:
 
 
 def _login(client: Any, s: VaultSettings, environ: Mapping[str, str]) -> None:
-    if s.auth_method == "token":
-        token = environ.get("VAULT_TOKEN") or _read_file(s.token_file, "vault.token_file")
-        if not token:
-            raise ConfigError(f"Vault token auth: set VAULT_TOKEN or write the token to {s.token_file}")
-        client.token = token.strip()
-    elif s.auth_method == "approle":
-        role_id = s.role_id or environ.get("TRINOGEN_VAULT_ROLE_ID")
-        secret_id = environ.get("TRINOGEN_VAULT_SECRET_ID") or _read_file(
-            s.secret_id_file, "vault.secret_id_file")
-        if not role_id or not secret_id:
-            raise ConfigError("Vault AppRole auth: set vault.role_id (or TRINOGEN_VAULT_ROLE_ID) and "
-                              "TRINOGEN_VAULT_SECRET_ID (or vault.secret_id_file)")
-        client.auth.approle.login(role_id=role_id, secret_id=secret_id.strip(),
-                                  mount_point=s.approle_mount)
-    elif s.auth_method == "kubernetes":
-        jwt = _read_file(s.kubernetes_jwt_file, "vault.kubernetes_jwt_file")
-        if not s.kubernetes_role or not jwt:
-            raise ConfigError("Vault Kubernetes auth: set vault.kubernetes_role and mount the "
-                              f"service-account token at {s.kubernetes_jwt_file}")
-        client.auth.kubernetes.login(role=s.kubernetes_role, jwt=jwt.strip(),
-                                     mount_point=s.kubernetes_mount)
-    else:
+    login = _LOGINS.get(s.auth_method)
+    if login is None:
         raise ConfigError(f"vault.auth_method {s.auth_method!r}: choose token, approle or kubernetes")
+    login(client, s, environ)
+
+
+def _token_login(client: Any, s: VaultSettings, environ: Mapping[str, str]) -> None:
+    token = environ.get("VAULT_TOKEN") or _read_file(s.token_file, "vault.token_file")
+    if not token:
+        raise ConfigError(f"Vault token auth: set VAULT_TOKEN or write the token to {s.token_file}")
+    client.token = token.strip()
+
+
+def _approle_login(client: Any, s: VaultSettings, environ: Mapping[str, str]) -> None:
+    role_id = s.role_id or environ.get("TRINOGEN_VAULT_ROLE_ID")
+    secret_id = environ.get("TRINOGEN_VAULT_SECRET_ID") or _read_file(
+        s.secret_id_file, "vault.secret_id_file")
+    if not role_id or not secret_id:
+        raise ConfigError("Vault AppRole auth: set vault.role_id (or TRINOGEN_VAULT_ROLE_ID) and "
+                          "TRINOGEN_VAULT_SECRET_ID (or vault.secret_id_file)")
+    client.auth.approle.login(role_id=role_id, secret_id=secret_id.strip(),
+                              mount_point=s.approle_mount)
+
+
+def _kubernetes_login(client: Any, s: VaultSettings, environ: Mapping[str, str]) -> None:
+    jwt = _read_file(s.kubernetes_jwt_file, "vault.kubernetes_jwt_file")
+    if not s.kubernetes_role or not jwt:
+        raise ConfigError("Vault Kubernetes auth: set vault.kubernetes_role and mount the "
+                          f"service-account token at {s.kubernetes_jwt_file}")
+    client.auth.kubernetes.login(role=s.kubernetes_role, jwt=jwt.strip(),
+                                 mount_point=s.kubernetes_mount)
+
+
+_LOGINS: dict[str, Callable[[Any, VaultSettings, Mapping[str, str]], None]] = {
+    "token": _token_login, "approle": _approle_login, "kubernetes": _kubernetes_login,
+}
 
 
 def _read_file(path: str | None, setting: str) -> str | None:
@@ -241,22 +251,29 @@ def _describe(e: BaseException, s: VaultSettings) -> str:
     """What went wrong talking to Vault, and what to check; never the response body."""
     import requests
 
+    names = {type(x).__name__ for x in _causes(e)}
+    tries = f"{s.retries + 1} attempts"
+    if isinstance(e, requests.exceptions.SSLError) or "SSLError" in names:
+        return ("TLS verification failed; set VAULT_CACERT (vault.cacert) to the CA that signed "
+                "Vault's certificate")
+    if isinstance(e, requests.exceptions.Timeout) or names & _TIMEOUTS:
+        return f"no answer within vault.timeout={s.timeout:g}s ({tries}); check Vault's health"
+    if isinstance(e, requests.exceptions.ConnectionError):
+        return f"unreachable ({tries}); check VAULT_ADDR and the network"
+    return type(e).__name__
+
+
+_TIMEOUTS = {"ReadTimeoutError", "ReadTimeout", "ConnectTimeoutError", "TimeoutError"}
+
+
+def _causes(e: BaseException) -> list[BaseException]:
+    """The exception and what caused it (at most 8 deep), including urllib3's last reason."""
     chain: list[BaseException] = []
     cur: BaseException | None = e
     while cur is not None and len(chain) < 8:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__ or _reason(cur)
-    names = {type(x).__name__ for x in chain}
-    tries = f"{s.retries + 1} attempts"
-    if isinstance(e, requests.exceptions.SSLError) or "SSLError" in names:
-        return ("TLS verification failed; set VAULT_CACERT (vault.cacert) to the CA that signed "
-                "Vault's certificate")
-    if isinstance(e, requests.exceptions.Timeout) or names & {"ReadTimeoutError", "ReadTimeout",
-                                                               "ConnectTimeoutError", "TimeoutError"}:
-        return f"no answer within vault.timeout={s.timeout:g}s ({tries}); check Vault's health"
-    if isinstance(e, requests.exceptions.ConnectionError):
-        return f"unreachable ({tries}); check VAULT_ADDR and the network"
-    return type(e).__name__
+    return chain
 
 
 def _reason(e: BaseException) -> BaseException | None:

@@ -42,10 +42,6 @@ from trinogen.render.templates import (
     load_templates,
 )
 
-# SecretData and Resolved live in trinogen.secrets (Vault's data is not render's business); they
-# are re-exported here only so imports written before the move keep working.
-from trinogen.secrets import Resolved, SecretData  # noqa: F401
-
 __all__ = [
     "CHART_DEFAULT_CATALOGS",
     "EXTERNAL_SECRET",

@@ -1,0 +1,69 @@
+"""trinogen.cache: the render cache file (losing or damaging it costs time, never correctness)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trinogen.cache import Entry, RenderCache, document_key
+
+ENTRY = Entry("a", "doc-a", {"trino-applications/a.yaml": "b" * 40}, {"secret/x": 3},
+              (("a", "connectors", "uppercase"),))
+
+
+def test_entries_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:
+    """save() writes the entries kept in this run; load() with the same fingerprint returns them."""
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("k", ENTRY)
+    cache.used_extra = {"argocd/root.yaml": "c" * 40}
+    cache.save()
+    again = RenderCache.load(tmp_path / "c", "fp")
+    assert again.get("k") == ENTRY and again.extra == {"argocd/root.yaml": "c" * 40}
+
+
+def test_entries_not_kept_are_dropped(tmp_path: Path) -> None:
+    """Only documents seen in the last run stay in the cache."""
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("old", ENTRY)
+    cache.save()
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("new", ENTRY)
+    cache.save()
+    assert RenderCache.load(tmp_path / "c", "fp").entries.keys() == {"new"}
+
+
+def test_another_fingerprint_starts_empty(tmp_path: Path) -> None:
+    """Entries made with other templates or settings are never used."""
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("k", ENTRY)
+    cache.save()
+    assert RenderCache.load(tmp_path / "c", "other").entries == {}
+
+
+@pytest.mark.parametrize("damage", [b"", b"not marshal", b"\x00" * 10])
+def test_an_unreadable_file_is_ignored(tmp_path: Path, damage: bytes) -> None:
+    """A damaged cache file loads as an empty cache instead of failing the run."""
+    (tmp_path / "c").write_bytes(damage)
+    assert RenderCache.load(tmp_path / "c", "fp").entries == {}
+
+
+def test_an_unchanged_cache_is_not_rewritten(tmp_path: Path) -> None:
+    """A run that keeps exactly what it loaded does not write the file again."""
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("k", ENTRY)
+    cache.save()
+    before = (tmp_path / "c").stat().st_mtime_ns
+    again = RenderCache.load(tmp_path / "c", "fp")
+    again.keep("k", again.get("k"))  # type: ignore[arg-type]
+    again.save()
+    assert (tmp_path / "c").stat().st_mtime_ns == before
+
+
+def test_document_key_depends_on_the_document_and_the_fingerprint() -> None:
+    """The key changes with any byte of the document or the fingerprint; it is stable otherwise."""
+    doc = {"_id": "x", "clusterId": "a", "n": 1}
+    assert document_key(doc, "fp") == document_key(dict(doc), "fp")
+    assert document_key(doc, "fp") != document_key({**doc, "n": 2}, "fp")
+    assert document_key(doc, "fp") != document_key(doc, "fp2")
+    assert document_key({"bad": object()}, "fp") is None  # not BSON: simply not cached

@@ -1,0 +1,75 @@
+"""trinogen.desired: the desired tree built by classify -> resolve secrets -> render."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import demo_settings, example_docs
+from tests.fakes import FakeReader
+from trinogen.desired import Secrets, build_desired, read_secrets, secret_problems
+from trinogen.model import Cluster, RawDocument, classify
+from trinogen.render import Renderer
+from trinogen.secrets import SecretData
+from trinogen.secrets import Secret
+from trinogen.source import doc_key
+
+SETTINGS = demo_settings(git={"remote": "https://git.example.com/gitops.git"})
+PATH = "secret/trino/analytics-prod"
+
+
+def analytics() -> Cluster:
+    doc = next(d for d in example_docs() if d["clusterId"] == "analytics-prod")
+    cluster = classify(RawDocument(doc_key(doc["_id"]), doc), SETTINGS)
+    assert isinstance(cluster, Cluster)
+    return cluster
+
+
+@pytest.mark.parametrize(
+    ("secrets", "message"),
+    [
+        (Secrets(), None),  # nothing read: reference checks are off
+        (Secrets({PATH: SecretData(1, {"MYSQL_RDS_PASSWORD": Secret("pw")})}), None),
+        (Secrets(errors={PATH: "Vault has no secret at " + PATH}),
+         "placeholder {{ MYSQL_RDS_PASSWORD }}: Vault has no secret at " + PATH),
+        (Secrets({PATH: SecretData(1, {"other": Secret("pw")})}),
+         (f"placeholder {{{{ MYSQL_RDS_PASSWORD }}}}: Vault secret {PATH} has no key "
+         "'MYSQL_RDS_PASSWORD' (or its value is not a string)")),
+    ],
+)
+def test_secret_problems(secrets: Secrets, message: str | None) -> None:
+    """A placeholder fails when its path failed or lacks its key, naming connector and property."""
+    problems = secret_problems(analytics(), secrets)
+    if message is None:
+        assert problems == []
+    else:
+        assert [p.message for p in problems] == [message]
+        assert "mysql-rds" in problems[0].field and "connection-password" in problems[0].field
+
+
+def test_each_distinct_path_is_read_once() -> None:
+    """read_secrets asks the reader once per path and reports missing paths as problems."""
+    reader = FakeReader({"a/x": {"k": "v"}})
+    got = read_secrets(["a/x", "a/y"], demo_settings(secrets={"check": True}), lambda: reader)
+    assert sorted(reader.paths_read) == ["a/x", "a/y"] and got.requests == 2
+    assert list(got.data) == ["a/x"] and "a/y" in got.errors["a/y"]
+
+
+def test_no_reads_when_checks_are_off() -> None:
+    """With secrets.check false (and no inline secrets) Vault is not even built."""
+    def no_vault() -> FakeReader:
+        raise AssertionError("built a Vault client")
+
+    assert read_secrets(["a/x"], demo_settings(secrets={"check": False}), no_vault) == Secrets()
+
+
+def test_every_document_becomes_files_a_failure_or_disabled() -> None:
+    """Valid documents render; an invalid one becomes a Failed; no exception escapes."""
+    raws = [RawDocument(doc_key(d["_id"]), d) for d in example_docs()]
+    raws.append(RawDocument('"bad"', {"_id": "bad", "clusterId": "bad", "enabled": "yes"}))
+    raws.append(RawDocument('"off"', {"_id": "off", "clusterId": "off", "enabled": False}))
+    desired = build_desired(SETTINGS, raws, Renderer(SETTINGS), None)
+    assert sorted(desired.files) == ["adhoc-dev", "analytics-prod", "etl-batch"]
+    assert [(f.cluster_id, f.stage) for f in desired.failed] == [("bad", "validate")]
+    assert [d.cluster_id for d in desired.disabled] == ["off"]
+    assert all(p.startswith(("trino-clusters/analytics-prod/", "trino-applications/analytics-prod"))
+               for p in desired.files["analytics-prod"])

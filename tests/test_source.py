@@ -1,0 +1,65 @@
+"""trinogen.source: reading documents and writing status records (mongomock as MongoDB)."""
+
+from __future__ import annotations
+
+import mongomock
+import pytest
+from bson import ObjectId
+
+from tests.conftest import demo_settings
+from trinogen.source import Source, _redact, doc_key, parse_doc_key
+
+SETTINGS = demo_settings().mongodb
+
+
+def source_with(*docs: dict[str, object]) -> Source:
+    client = mongomock.MongoClient()
+    src = Source(client, SETTINGS)
+    if docs:
+        src.collection.insert_many([dict(d) for d in docs])
+    return src
+
+
+def test_read_all_is_one_query_and_drops_the_metadata_fields() -> None:
+    """Every document comes back in one query, without the fields trinogen never reads."""
+    src = source_with({"_id": 1, "clusterId": "a", "description": "x"}, {"_id": 2, "clusterId": "b"})
+    raws = src.read_all()
+    assert src.queries == 1 and [r.body["clusterId"] for r in raws] == ["a", "b"]
+    assert "description" not in raws[0].body
+
+
+def test_read_targeted_by_id_or_cluster() -> None:
+    """A targeted read returns the documents with those _ids and those claiming those clusterIds."""
+    oid = ObjectId("653a1a7b8e1f4a1e9c5d8e1a")
+    src = source_with({"_id": oid, "clusterId": "a"}, {"_id": 2, "clusterId": "b"},
+                      {"_id": 3, "clusterId": "c"})
+    raws = src.read_targeted([doc_key(oid)], ["c"])
+    assert sorted(r.body["clusterId"] for r in raws) == ["a", "c"]
+    assert src.read_targeted([], []) == []
+
+
+def test_write_status_replaces_the_records_of_the_given_clusters() -> None:
+    """Writing a record replaces the previous one of that cluster; other records stay."""
+    src = source_with()
+    src.write_status({"a": {"state": "synced"}, "b": {"state": "failed"}})
+    assert src.write_status({"a": {"state": "pruned"}}) == 1
+    assert src.read_status() == {"a": {"_id": "a", "state": "pruned"},
+                                 "b": {"_id": "b", "state": "failed"}}
+
+
+def test_the_canonical_id_round_trips() -> None:
+    """An _id written down as canonical Extended JSON reads back as the same value."""
+    oid = ObjectId("653a1a7b8e1f4a1e9c5d8e1a")
+    assert doc_key(oid) == '{"$oid": "653a1a7b8e1f4a1e9c5d8e1a"}'
+    assert parse_doc_key(doc_key(oid)) == oid
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [("mongodb://user:s3cret@db:27017/x", "mongodb://user:***@db:27017/x"),
+     ("mongodb://db:27017", "mongodb://db:27017"),
+     ("mongodb+srv://u:p@q@cluster.example", "mongodb+srv://u:***@cluster.example")],
+)
+def test_messages_never_show_the_password(uri: str, shown: str) -> None:
+    """The URI in error messages has its password replaced."""
+    assert _redact(uri) == shown

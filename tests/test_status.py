@@ -1,0 +1,87 @@
+"""trinogen.status: the status rows written back after a sync (a pure decision), and the write."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tests.fakes import FakeSource
+from trinogen.errors import Problem
+from trinogen.model import Failed
+from trinogen.plan import ClusterChange, Plan
+from trinogen.status import status_rows, write_status
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+EARLIER = datetime(2025, 12, 31, tzinfo=UTC)
+SYNCED = {"documentId": "d", "state": "synced", "commit": "c0", "syncedAt": EARLIER,
+          "renderHash": "h1", "lastError": None, "errorAt": None}
+BAD = Failed("d", "a", (Problem("a", "owner", "is required"),), "validate")
+BAD_TEXT = "cluster a: owner: is required"
+
+
+def synced(commit: str, render_hash: str) -> dict[str, Any]:
+    return {"documentId": "d", "state": "synced", "commit": commit, "syncedAt": NOW,
+            "renderHash": render_hash, "lastError": None, "errorAt": None}
+
+
+@pytest.mark.parametrize(
+    ("change", "failed", "previous", "expected"),
+    [
+        # A cluster written in this commit is synced, whatever it was before.
+        (ClusterChange("a", "add", "d"), (), {}, {"a": synced("c1", "h1")}),
+        (ClusterChange("a", "update", "d"), (), {"a": SYNCED}, {"a": synced("c1", "h1")}),
+        # Unchanged and already recorded as synced with that render: nothing to write.
+        (ClusterChange("a", "unchanged", "d"), (), {"a": SYNCED}, {}),
+        # Unchanged but recorded differently (another render, a past failure, no record): write.
+        (ClusterChange("a", "unchanged", "d"), (), {"a": {**SYNCED, "renderHash": "h0"}},
+         {"a": synced("c1", "h1")}),
+        (ClusterChange("a", "unchanged", "d"), (), {"a": {**SYNCED, "state": "failed"}},
+         {"a": synced("c1", "h1")}),
+        (ClusterChange("a", "unchanged", "d"), (), {}, {"a": synced("c1", "h1")}),
+        # A pruned cluster says why.
+        (ClusterChange("a", "prune", "d", "document deleted"), (), {"a": SYNCED},
+         {"a": {"documentId": "d", "state": "pruned", "reason": "document deleted",
+                "commit": "c1", "syncedAt": NOW, "renderHash": None, "lastError": None,
+                "errorAt": None}}),
+        # A failure keeps the last good sync next to the error.
+        (ClusterChange("a", "failed", "d"), (BAD,), {"a": {"_id": "a", **SYNCED}},
+         {"a": {**SYNCED, "state": "failed", "stage": "validate", "lastError": BAD_TEXT,
+                "errorAt": NOW}}),
+        # The same failure as last time: nothing to write.
+        (ClusterChange("a", "failed", "d"), (BAD,),
+         {"a": {**SYNCED, "state": "failed", "lastError": BAD_TEXT}}, {}),
+        # A failed document without a usable clusterId is keyed by its _id.
+        (None, (Failed("d", None, (Problem("_id=d", "", "not an object"),)),), {},
+         {"_id=d": {"documentId": "d", "state": "failed", "stage": "validate",
+                    "lastError": "cluster _id=d: not an object", "errorAt": NOW}}),
+    ],
+)
+def test_status_rows(change: ClusterChange | None, failed: tuple[Failed, ...],
+                     previous: dict[str, dict[str, Any]], expected: dict[str, Any]) -> None:
+    """Each plan action and failure gives the documented row, and unchanged state no row."""
+    rows = status_rows([change] if change else [], failed, {"a": "h1"}, previous, "c1", NOW)
+    assert rows == expected
+
+
+def test_rows_for_a_whole_plan_never_raise() -> None:
+    """Every action a plan can hold (disabled and failed included) is handled."""
+    changes = [ClusterChange(f"c{i}", action, "d")
+               for i, action in enumerate(("add", "update", "prune", "unchanged", "failed",
+                                           "disabled"))]
+    rows = status_rows(changes, (), {}, {}, None, NOW)
+    assert sorted(rows) == ["c0", "c1", "c2", "c3"]
+
+
+def test_write_status_writes_the_rows_in_one_batch() -> None:
+    """The rows go to the source; an ephemeral source gets none and nothing is hashed."""
+    plan = Plan((), (ClusterChange("a", "add", "d"),))
+    source = FakeSource()
+    assert write_status(source, plan, (), lambda: {"a": "h1"}, "c1") == 1
+    assert source.status["a"]["state"] == "synced" and source.status["a"]["commit"] == "c1"
+
+    def no_hashing() -> dict[str, str]:
+        raise AssertionError("hashed for an ephemeral source")
+
+    assert write_status(FakeSource(ephemeral=True), plan, (), no_hashing, "c1") == 0

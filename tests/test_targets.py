@@ -1,0 +1,45 @@
+"""trinogen.targets: which documents a targeted run reads."""
+
+from __future__ import annotations
+
+from tests.fakes import FakeRepo, FakeSource, header
+from trinogen.plan import Layout
+from trinogen.targets import Targets, read_documents, recorded_documents
+
+LAYOUT = Layout("trino-clusters", "trino-applications")
+
+
+def repo() -> FakeRepo:
+    return FakeRepo({"trino-applications/a.yaml": header("a", '"d1"') + b"x\n",
+                     "trino-applications/b.yaml": header("b", '"d2"') + b"x\n",
+                     "trino-clusters/a/values.yaml": header("a", '"d1"') + b"y\n"})
+
+
+def test_recorded_documents_come_from_the_application_files() -> None:
+    """Each cluster's document _id is read from its Application file's header."""
+    r = repo()
+    assert recorded_documents(r.tree(LAYOUT), r, LAYOUT) == {"a": '"d1"', "b": '"d2"'}
+
+
+def test_a_full_run_reads_everything() -> None:
+    """No targets: one read of all documents, and no limit on the plan."""
+    src = FakeSource({'"d1"': {"clusterId": "a"}})
+    r = repo()
+    assert read_documents(src, Targets(), r.tree(LAYOUT), r, LAYOUT) == (src.read_all(), None)
+
+
+def test_a_changed_id_targets_the_cluster_recorded_with_it() -> None:
+    """A watch batch's _id maps to the cluster whose files record it, even if the document is gone."""
+    src = FakeSource({})
+    r = repo()
+    raws, clusters = read_documents(src, Targets(doc_ids=('"d2"',)), r.tree(LAYOUT), r, LAYOUT)
+    assert raws == [] and clusters == {"b"}
+
+
+def test_documents_claiming_the_same_cluster_are_read_too() -> None:
+    """A targeted document's clusterId pulls in every other document claiming it (duplicates)."""
+    src = FakeSource({'"d1"': {"clusterId": "a"}, '"d3"': {"clusterId": "c"},
+                      '"d4"': {"clusterId": "c"}})
+    r = repo()
+    raws, clusters = read_documents(src, Targets(doc_ids=('"d3"',)), r.tree(LAYOUT), r, LAYOUT)
+    assert sorted(x.doc_id for x in raws) == ['"d3"', '"d4"'] and clusters == {"c"}

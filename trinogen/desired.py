@@ -1,0 +1,252 @@
+"""The desired tree: what the GitOps repository should hold for the documents read.
+
+One path, in small steps:
+
+    select what the render cache cannot serve -> classify -> resolve secrets -> render -> record
+
+The render cache wraps that path (`trinogen.served`): it answers the documents whose files are
+already in the repository, and records what this run rendered; with no cache every document
+takes the path. A per-cluster failure becomes a `Failed`, never an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from trinogen.errors import ConfigError, Problem, SecretProblem
+from trinogen.model import (
+    Classified,
+    Cluster,
+    Disabled,
+    Failed,
+    RawDocument,
+    classify_all,
+    field_path,
+)
+from trinogen.plan import DesiredFile
+from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
+from trinogen.render import Renderer, RenderError
+from trinogen.secrets import SecretData, SecretUse
+from trinogen.served import Served
+from trinogen.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+VAULT_PARALLEL_READS = 8
+PROGRESS_EVERY = 200  # clusters rendered between two progress reports
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class Desired:
+    """What the repository should hold for the documents read."""
+
+    docs: dict[str, str] = field(default_factory=dict)  # rendered cluster -> document _id
+    files: dict[str, dict[str, DesiredFile]] = field(default_factory=dict)  # cluster -> path -> file
+    failed: list[Failed] = field(default_factory=list)
+    disabled: list[Disabled] = field(default_factory=list)
+    extra: dict[str, DesiredFile] = field(default_factory=dict)  # the app-of-apps
+    vault_requests: int = 0
+    cache_hits: int = 0
+    secret_texts: set[str] = field(default_factory=set)  # inline mode: values to mask
+    secret_keys: set[str] = field(default_factory=set)  # inline mode: properties holding secrets
+    warnings: list[Problem] = field(default_factory=list)
+
+    def render_hash(self, cluster_id: str) -> str:
+        h = hashlib.sha256()
+        for path, file in sorted(self.files.get(cluster_id, {}).items()):
+            h.update(f"{path}\0{file.blob}\n".encode())
+        return h.hexdigest()[:16]
+
+    def render_hashes(self) -> dict[str, str]:
+        return {cid: self.render_hash(cid) for cid in self.files}
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """What this run read from Vault: data and problems by secret path."""
+
+    data: dict[str, SecretData] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # path -> why it cannot be used
+    requests: int = 0
+
+    @property
+    def versions(self) -> dict[str, int | None]:
+        return {p: d.version for p, d in self.data.items()}
+
+
+def build_desired(
+    settings: Settings,
+    raws: Iterable[RawDocument],
+    renderer: Renderer,
+    reader_factory: ReaderFactory | None,
+    *,
+    inline: bool = False,
+    progress: Progress = no_progress,
+    cache: RenderCacheStore | None = None,
+    tree: Mapping[str, str] | None = None,
+) -> Desired:
+    """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
+
+    With a render cache and the repository's tree, documents whose rendered files are already
+    in the repository (same document bytes, same templates and settings, same secret versions)
+    are neither validated nor rendered again.
+    """
+    served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline)
+    classified = Classified.of(classify_all(served.misses, settings))
+    desired = Desired(disabled=classified.disabled, failed=list(classified.failed))
+    clusters = list(classified.clusters)
+    secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
+                           reader_factory, inline=inline)
+    desired.vault_requests = secrets.requests
+    # A hit whose secrets rotated (or vanished) takes the path again.
+    rotated = Classified.of(classify_all(served.drop_stale(secrets.versions, secrets.errors),
+                                         settings))
+    clusters += rotated.clusters
+    desired.failed += rotated.failed
+    _add_served(desired, served)
+    render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
+    served.record(_rendered(desired, clusters), secrets.versions)
+    if inline:
+        _collect_masks(desired, clusters, secrets)
+    desired.extra = served.root_app(renderer.render_root_app)
+    return desired
+
+
+def _add_served(desired: Desired, served: Served) -> None:
+    """The files the cache answered for, exactly as the repository holds them."""
+    for entry in served.entries():
+        desired.docs[entry.cluster_id] = entry.doc_id
+        desired.files[entry.cluster_id] = {p: DesiredFile(b, None) for p, b in entry.files.items()}
+        desired.warnings.extend(Problem(*w) for w in entry.warnings)
+    desired.cache_hits = len(served.hits)
+
+
+def _rendered(
+    desired: Desired, clusters: Iterable[Cluster]
+) -> Iterator[tuple[Cluster, dict[str, str]]]:
+    """Each cluster rendered in this run with its files' blob ids (lazily: only a cache asks)."""
+    for c in clusters:
+        if desired.docs.get(c.cluster_id) == c.doc_id:
+            yield c, {p: f.blob for p, f in desired.files[c.cluster_id].items()}
+
+
+# --- secrets -------------------------------------------------------------------------------
+
+
+def secret_paths(clusters: Iterable[Cluster]) -> set[str]:
+    return {u.ref.secret_path for c in clusters for u in c.secret_uses}
+
+
+def read_secrets(
+    paths: list[str], settings: Settings, reader_factory: ReaderFactory | None, *,
+    inline: bool = False,
+) -> Secrets:
+    """Read each distinct Vault path once.
+
+    Vault being down or refusing the login raises (the whole run fails before any commit); a
+    missing or forbidden path is returned as a problem that fails only the clusters using it.
+    """
+    if not paths or (not settings.secrets.check and not inline):
+        return Secrets()
+    if reader_factory is None:
+        raise ConfigError("documents use secret placeholders but no Vault client is configured")
+    reader = reader_factory()
+    data: dict[str, SecretData] = {}
+    errors: dict[str, str] = {}
+    # Round trips dominate: a few reads in flight at once (each path is still read exactly once).
+    with ThreadPoolExecutor(max_workers=min(VAULT_PARALLEL_READS, len(paths))) as pool:
+        for path, read, error in pool.map(lambda p: _read_one(reader, p), paths):
+            if read is not None:
+                data[path] = read
+            else:
+                errors[path] = error or "unreadable"
+    return Secrets(data, errors, int(reader.requests))
+
+
+def _read_one(reader: SecretReader, path: str) -> tuple[str, SecretData | None, str | None]:
+    try:
+        return path, reader.read(path), None
+    except SecretProblem as e:
+        return path, None, str(e)
+
+
+def secret_problems(cluster: Cluster, secrets: Secrets) -> list[Problem]:
+    """The cluster's placeholders whose Vault path failed or lacks the key."""
+    if not secrets.data and not secrets.errors:
+        return []  # nothing was read (reference checks off)
+    problems = []
+    for where, use in _uses_with_fields(cluster):
+        message = _secret_problem(use, secrets)
+        if message:
+            problems.append(Problem(cluster.cluster_id, where, message))
+    return problems
+
+
+def _secret_problem(use: SecretUse, secrets: Secrets) -> str | None:
+    path = use.ref.secret_path
+    if path in secrets.errors:
+        return f"placeholder {use.placeholder.text}: {secrets.errors[path]}"
+    if use.ref.key not in secrets.data[path].values:
+        return (f"placeholder {use.placeholder.text}: Vault secret {path} has no key "
+                f"{use.ref.key!r} (or its value is not a string)")
+    return None
+
+
+def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
+    for conn in cluster.connectors:
+        for key, segments in conn.properties:
+            for seg in segments:
+                if isinstance(seg, SecretUse):
+                    yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+
+
+def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:
+    """Inline mode: the values, and the properties holding them, that diffs must hide."""
+    for data in secrets.data.values():
+        desired.secret_texts.update(v.reveal() for v in data.values.values())
+    for c in clusters:
+        desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
+                                   if any(isinstance(s, SecretUse) for s in segs))
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def render_all(
+    desired: Desired, clusters: list[Cluster], secrets: Secrets, renderer: Renderer, *,
+    inline: bool, progress: Progress,
+) -> None:
+    """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed."""
+    total = len(clusters)
+    for i, cluster in enumerate(clusters, 1):
+        desired.warnings.extend(cluster.warnings)
+        failure = _render_one(desired, cluster, secrets, renderer, inline)
+        if failure is not None:
+            desired.failed.append(failure)
+        elif i % PROGRESS_EVERY == 0 or i == total:
+            progress("render", i, total)
+
+
+def _render_one(
+    desired: Desired, cluster: Cluster, secrets: Secrets, renderer: Renderer, inline: bool
+) -> Failed | None:
+    cid = cluster.cluster_id
+    problems = secret_problems(cluster, secrets)
+    if problems:
+        return Failed(cluster.doc_id, cid, tuple(problems), "secrets")
+    try:
+        files = renderer.render_cluster(cluster, secrets.data, inline=inline)
+    except RenderError as e:
+        return Failed(cluster.doc_id, cid, (Problem(cid, "", str(e)),), "render")
+    desired.docs[cid] = cluster.doc_id
+    desired.files[cid] = {p: DesiredFile.of(c) for p, c in files.items()}
+    return None

@@ -1,0 +1,141 @@
+"""The seams of the pipeline: what it needs from the document source, the working copy of the
+GitOps repository and the secret reader.
+
+The pipeline depends only on these Protocols; `trinogen.source.Source`,
+`trinogen.gitops.WorkingCopy` and `trinogen.vault.VaultReader` implement them, and the tests use
+small dict-backed fakes (`tests/fakes.py`). No I/O library is imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from trinogen.model import RawDocument
+from trinogen.plan import FileChange, Layout
+from trinogen.secrets import SecretData
+
+# One cluster's status record as stored (field name -> value); the _id is the cluster key.
+StatusRecord = Mapping[str, Any]
+
+
+class DocumentSource(Protocol):
+    """Where cluster documents come from, and where per-cluster status goes."""
+
+    @property
+    def queries(self) -> int:
+        """Queries sent so far (the run's stats.mongoQueries)."""
+
+    @property
+    def complete(self) -> bool:
+        """False when part of the source could not be read: nothing may be pruned as deleted."""
+
+    @property
+    def ephemeral(self) -> bool:
+        """True when status records could never be read back (the embedded database)."""
+
+    def read_all(self) -> list[RawDocument]: ...
+
+    def read_targeted(
+        self, doc_ids: Iterable[str], cluster_ids: Iterable[str]
+    ) -> list[RawDocument]: ...
+
+    def read_status(self) -> dict[str, dict[str, Any]]: ...
+
+    def write_status(
+        self, records: Mapping[str, StatusRecord], removed: Iterable[str] = ()
+    ) -> int: ...
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    pushed: bool
+    rejected: bool = False  # the remote moved on: re-plan and retry
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """What the render cache recorded for one document: the files it rendered to (blob ids)
+    and the secret versions they were rendered with."""
+
+    cluster_id: str
+    doc_id: str
+    files: Mapping[str, str]  # path -> blob id
+    versions: Mapping[str, int | None] = field(default_factory=dict)  # secret path -> version
+    warnings: tuple[tuple[str, str, str], ...] = ()  # (cluster, field, message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cluster": self.cluster_id, "doc": self.doc_id, "files": dict(self.files),
+                "versions": dict(self.versions), "warnings": [list(w) for w in self.warnings]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CacheEntry:
+        # The file is trinogen's own (marshal keeps the types it wrote); shapes are checked,
+        # not every string, so loading 10,000 entries stays cheap.
+        files, versions, warnings = data["files"], data["versions"], data["warnings"]
+        if not (isinstance(files, dict) and isinstance(versions, dict)
+                and isinstance(warnings, list)):
+            raise TypeError("malformed cache entry")
+        return cls(str(data["cluster"]), str(data["doc"]), files, versions,
+                   tuple(tuple(w) for w in warnings) if warnings else ())
+
+
+class RenderCacheStore(Protocol):
+    """The render cache as the pipeline uses it (`trinogen.cache.RenderCache`)."""
+
+    extra: dict[str, str]  # files of no single cluster (the app-of-apps) -> blob id, as loaded
+    used_extra: dict[str, str]  # the same, as this run used them
+
+    def get(self, key: str) -> CacheEntry | None: ...
+
+    def keep(self, key: str, entry: CacheEntry) -> None: ...
+
+    def save(self) -> None: ...
+
+
+class Repository(Protocol):
+    """A working copy of the GitOps repository: read the tree, write one commit, push it."""
+
+    @property
+    def workdir(self) -> Path | None:
+        """A private directory trinogen may keep caches in, or None."""
+
+    def locked(self) -> AbstractContextManager[None]: ...
+
+    def refresh(self) -> None: ...
+
+    def tree(self, layout: Layout) -> dict[str, str]:
+        """Path -> blob id of every file under the output roots."""
+
+    def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """The first bytes (the header) of each blob."""
+
+    def read(self, path: str) -> bytes | None: ...
+
+    def head_commit(self) -> str | None: ...
+
+    def apply(self, changes: Iterable[FileChange], message: str) -> str: ...
+
+    def commit(self) -> str: ...
+
+    def push(self) -> PushOutcome: ...
+
+    def render_cache(self, fingerprint: str) -> RenderCacheStore | None: ...
+
+
+class SecretReader(Protocol):
+    """Reads secret paths (`<mount>/<path>`); raises SecretProblem for a path it cannot use."""
+
+    @property
+    def requests(self) -> int:
+        """Reads sent so far (the run's stats.vaultRequests)."""
+
+    def read(self, secret_path: str) -> SecretData: ...
+
+
+# Built only when a run needs Vault (the login happens then, before anything is written).
+ReaderFactory = Callable[[], SecretReader]

@@ -1,0 +1,141 @@
+"""Planning against the repository's tree, and publishing the plan: commit, push, retries.
+
+A push the remote rejects because it moved on is not an error: the working copy is refreshed,
+the plan is made again against the new tree (a concurrent change may have done part of the
+work, or moved a file into the way) and pushed again, up to `git.push_retries` times. Nothing
+is ever merged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from trinogen.desired import Desired
+from trinogen.errors import GitUnavailable, Problem, SafetyRefusal
+from trinogen.model import Failed
+from trinogen.plan import (
+    CurrentFile,
+    Guards,
+    Layout,
+    Plan,
+    commit_message,
+    make_plan,
+)
+from trinogen.ports import PushOutcome, Repository
+from trinogen.render import HEAD_BYTES, FileHeader, parse_header
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Planner:
+    """Makes the plan for one repository tree; a plan a guard refuses raises SafetyRefusal."""
+
+    layout: Layout
+    desired: Desired
+    guards: Guards
+    repo: Repository
+    targets: set[str] | None = None
+
+    def __call__(self, tree: Mapping[str, str]) -> Plan:
+        d = self.desired
+        plan = make_plan(layout=self.layout, current=current_files(tree, d, self.repo),
+                         desired=d.files, desired_docs=d.docs, failed=d.failed,
+                         disabled=d.disabled, guards=self.guards, targets=self.targets,
+                         extra=d.extra)
+        if plan.refusal:
+            raise SafetyRefusal(plan.refusal)
+        return plan
+
+
+def current_files(
+    tree: Mapping[str, str], desired: Desired, repo: Repository
+) -> dict[str, CurrentFile]:
+    """The repository's files with their headers; only files unlike any desired one are read."""
+    known: dict[str, FileHeader | None] = {}
+    for cid, files in desired.files.items():
+        hit = FileHeader(cid, desired.docs[cid])
+        for file in files.values():
+            # a cache hit's blob carries this cluster's header; otherwise read it from the content
+            known[file.blob] = hit if file.content is None else parse_header(file.content[:HEAD_BYTES])
+    for file in desired.extra.values():
+        known[file.blob] = (FileHeader(None, None) if file.content is None
+                            else parse_header(file.content[:HEAD_BYTES]))
+    heads = repo.heads(b for b in tree.values() if b not in known)
+    return {
+        path: CurrentFile(blob, known[blob] if blob in known else parse_header(heads.get(blob, b"")))
+        for path, blob in tree.items()
+    }
+
+
+@dataclass(frozen=True)
+class Published:
+    """What publishing did: the last plan, and the commit when it was pushed."""
+
+    plan: Plan
+    commit: str | None = None
+    pushed: bool = False
+    attempts: int = 0  # commits pushed or tried
+    written: int = 0  # files added or updated, over every attempt
+
+
+def publish(
+    repo: Repository, plan_for: Callable[[Mapping[str, str]], Plan], tree: Mapping[str, str],
+    layout: Layout, *, retries: int, before_push: Callable[[], None] | None = None,
+) -> Published:
+    """Plan, commit and push once; re-plan and retry while the remote keeps moving on."""
+    attempts = written = 0
+    while True:
+        plan = plan_for(tree)
+        if plan.empty:
+            return Published(plan, attempts=attempts, written=written)
+        attempts += 1
+        written += sum(1 for ch in plan.files if ch.action != "delete")
+        sha, outcome = _commit_and_push(repo, plan, before_push)
+        if outcome.pushed:
+            checkpoint("after-push")
+            return Published(plan, sha, True, attempts, written)
+        if attempts > retries:
+            raise GitUnavailable(
+                f"the push was rejected {attempts} times because the remote kept moving on; "
+                "nothing was lost, run again"
+            )
+        log.info("push rejected (%s): the remote moved on; re-planning (attempt %d)",
+                 outcome.summary, attempts + 1)
+        repo.refresh()
+        tree = repo.tree(layout)
+
+
+def _commit_and_push(
+    repo: Repository, plan: Plan, before_push: Callable[[], None] | None
+) -> tuple[str, PushOutcome]:
+    repo.apply(plan.files, commit_message(plan))
+    checkpoint("after-write")
+    sha = repo.commit()
+    checkpoint("after-commit")
+    if before_push is not None:
+        before_push()  # watch: "am I still the leader?"; raising aborts the push
+    return sha, repo.push()
+
+
+def plan_failures(plan: Plan) -> list[Failed]:
+    """Clusters the plan had to keep (a foreign file in the way, no _id in the header)."""
+    by_cluster: dict[str, list[Problem]] = {}
+    for p in plan.problems:
+        by_cluster.setdefault(p.cluster, []).append(p)
+    docs = {c.cluster_id: c.doc_id for c in plan.clusters}
+    return [Failed(docs.get(cid) or "", cid, tuple(ps), "plan")
+            for cid, ps in sorted(by_cluster.items())]
+
+
+def checkpoint(name: str) -> None:
+    """Crash-safety tests kill a real `trinogen sync` here: TRINOGEN_TEST_KILL_AT=<name>.
+
+    Points: after-write, after-commit, after-push (before the status write-back).
+    """
+    if os.environ.get("TRINOGEN_TEST_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)

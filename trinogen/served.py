@@ -1,0 +1,123 @@
+"""The render cache around the desired-tree path: which documents it can answer, and recording
+what this run rendered.
+
+A document is served from the cache only when its entry exists (same document bytes, same
+renderer fingerprint), the repository holds exactly the entry's blobs at its paths, no other
+enabled document claims its clusterId, and Vault still reports the secret versions it was
+rendered with. Everything else takes the path (`trinogen.desired`). With no cache (or inline
+secrets, whose values the cache cannot see) nothing is served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from trinogen.cache import document_key
+from trinogen.model import Cluster, RawDocument, enabled_claims
+from trinogen.plan import DesiredFile
+from trinogen.ports import CacheEntry, RenderCacheStore
+
+
+@dataclass
+class Served:
+    """What the cache answers in one run; `misses` take the path."""
+
+    cache: RenderCacheStore | None
+    tree: Mapping[str, str] | None
+    misses: list[RawDocument]
+    keys: dict[str, str | None] = field(default_factory=dict)  # doc _id -> cache key
+    hits: dict[str, tuple[RawDocument, str, CacheEntry]] = field(default_factory=dict)  # by doc _id
+
+    @classmethod
+    def select(
+        cls, raws: list[RawDocument], fingerprint: str, cache: RenderCacheStore | None,
+        tree: Mapping[str, str] | None, *, inline: bool = False,
+    ) -> Served:
+        """Split the documents into cache hits and the rest."""
+        if cache is None or inline:
+            return cls(cache, tree, raws)
+        # Each document's key, computed once (BSON-encoding every document is not free).
+        keys = {r.doc_id: _key(r, fingerprint) for r in raws}
+        hits = _hits(raws, keys, cache, tree) if tree is not None else {}
+        misses = [r for r in raws if r.doc_id not in hits] if hits else raws
+        return cls(cache, tree, misses, keys, hits)
+
+    def secret_paths(self) -> set[str]:
+        """The secret paths the hits were rendered with (their versions must still match)."""
+        return {p for _, _, entry in self.hits.values() for p in entry.versions}
+
+    def drop_stale(
+        self, versions: Mapping[str, int | None], errors: Mapping[str, str]
+    ) -> list[RawDocument]:
+        """Forget the hits whose secrets rotated or vanished; they must be rendered again."""
+        stale = [doc_id for doc_id, (_, _, entry) in self.hits.items()
+                 if any(p in errors or versions.get(p) != v for p, v in entry.versions.items())]
+        return [self.hits.pop(doc_id)[0] for doc_id in stale]
+
+    def entries(self) -> list[CacheEntry]:
+        """The hits' entries, each kept for the next run."""
+        if self.cache is not None:
+            for _, key, entry in self.hits.values():
+                self.cache.keep(key, entry)
+        return [entry for _, _, entry in self.hits.values()]
+
+    def record(
+        self, rendered: Iterable[tuple[Cluster, Mapping[str, str]]],
+        versions: Mapping[str, int | None],
+    ) -> None:
+        """Keep an entry for each cluster rendered in this run (files as blob ids)."""
+        if self.cache is None:
+            return
+        for cluster, blobs in rendered:
+            key = self.keys.get(cluster.doc_id)
+            if not key:
+                continue
+            used = sorted({u.ref.secret_path for u in cluster.secret_uses})
+            self.cache.keep(key, CacheEntry(
+                cluster_id=cluster.cluster_id, doc_id=cluster.doc_id, files=dict(blobs),
+                versions={p: versions.get(p) for p in used},
+                warnings=tuple((w.cluster, w.field, w.message) for w in cluster.warnings),
+            ))
+
+    def root_app(self, render: Callable[[], Mapping[str, bytes]]) -> dict[str, DesiredFile]:
+        """The app-of-apps: from the cache when the repository holds exactly the cached blobs."""
+        cache, tree = self.cache, self.tree
+        if cache is not None and tree is not None and cache.extra and all(
+            tree.get(p) == b for p, b in cache.extra.items()
+        ):
+            files = {p: DesiredFile(b, None) for p, b in cache.extra.items()}
+        else:
+            files = {p: DesiredFile.of(c) for p, c in render().items()}
+        if cache is not None:
+            cache.used_extra = {p: f.blob for p, f in files.items()}
+        return files
+
+
+def _key(raw: RawDocument, fingerprint: str) -> str | None:
+    return document_key(raw.body, fingerprint) if isinstance(raw.body, Mapping) else None
+
+
+def _hits(
+    raws: list[RawDocument], keys: Mapping[str, str | None], cache: RenderCacheStore,
+    tree: Mapping[str, str],
+) -> dict[str, tuple[RawDocument, str, CacheEntry]]:
+    """Documents whose cached output is exactly what the repository holds now.
+
+    Documents sharing a clusterId with another enabled document are never hits: they must be
+    validated together to be reported as duplicates.
+    """
+    claims = enabled_claims(raws)
+    hits: dict[str, tuple[RawDocument, str, CacheEntry]] = {}
+    for raw in raws:
+        key = keys.get(raw.doc_id)
+        entry = cache.get(key) if key else None
+        if (
+            key is not None
+            and entry is not None
+            and entry.doc_id == raw.doc_id
+            and len(claims.get(entry.cluster_id, ())) == 1
+            and all(tree.get(p) == b for p, b in entry.files.items())
+        ):
+            hits[raw.doc_id] = (raw, key, entry)
+    return hits

@@ -1,0 +1,74 @@
+"""Which documents a run reads: all of them, or for a targeted run (`--cluster`, a watch batch)
+every document that can affect the targets.
+
+A targeted run must see, for each target cluster, the document it was rendered from (found
+through the `_id` recorded in the cluster's Application file: a deleted or renamed document no
+longer names the cluster) and every other document claiming the same clusterId (duplicates fail
+together).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from trinogen.model import RawDocument, claimed_cluster_id
+from trinogen.plan import Layout
+from trinogen.ports import DocumentSource, Repository
+from trinogen.render import parse_header
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a run was asked about; both empty means everything."""
+
+    clusters: tuple[str, ...] = ()  # --cluster
+    doc_ids: tuple[str, ...] = ()  # watch: documents that changed (canonical _id JSON)
+
+    @property
+    def targeted(self) -> bool:
+        return bool(self.clusters or self.doc_ids)
+
+
+def read_documents(
+    source: DocumentSource, targets: Targets, tree: Mapping[str, str], repo: Repository,
+    layout: Layout,
+) -> tuple[list[RawDocument], set[str] | None]:
+    """The documents to plan with, and the cluster ids the plan is limited to (None: all)."""
+    if not targets.targeted:
+        return source.read_all(), None
+    repo_docs = recorded_documents(tree, repo, layout)
+    doc_ids = set(targets.doc_ids)
+    cluster_ids = set(targets.clusters) | {c for c, d in repo_docs.items() if d in doc_ids}
+    doc_ids |= {repo_docs[c] for c in cluster_ids if c in repo_docs}
+    raws = source.read_targeted(doc_ids, cluster_ids)
+    return _with_claimants(source, raws, cluster_ids)
+
+
+def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
+    """Cluster id -> the document _id recorded in its Application file's header."""
+    apps = {p: b for p, b in tree.items() if p.startswith(layout.applications_dir + "/")}
+    heads = repo.heads(apps.values())
+    found: dict[str, str] = {}
+    for path, blob in apps.items():
+        cid = layout.cluster_of(path)
+        header = parse_header(heads.get(blob, b""))
+        if cid and header and header.doc_id:
+            found[cid] = header.doc_id
+    return found
+
+
+def _with_claimants(
+    source: DocumentSource, raws: list[RawDocument], cluster_ids: set[str]
+) -> tuple[list[RawDocument], set[str]]:
+    """Add the other documents claiming the clusterIds these claim (they make duplicates)."""
+    claimed = _claims(raws) - cluster_ids
+    if not claimed:
+        return raws, cluster_ids
+    seen = {r.doc_id for r in raws}
+    more = [r for r in source.read_targeted((), claimed) if r.doc_id not in seen]
+    return raws + more, cluster_ids | claimed
+
+
+def _claims(raws: Iterable[RawDocument]) -> set[str]:
+    return {cid for r in raws if (cid := claimed_cluster_id(r))}

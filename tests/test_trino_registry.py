@@ -164,6 +164,14 @@ def test_uncovered_versions_have_no_registry() -> None:
     assert "476" in covered_versions()
 
 
+@pytest.mark.parametrize("version", covered_versions())
+def test_an_incomplete_version_names_what_is_missing(version: str) -> None:
+    """A version is complete exactly when nothing was unavailable."""
+    registry = registry_for(version)
+    assert registry is not None
+    assert registry.complete == (registry.unavailable == ())
+
+
 def test_476_is_complete() -> None:
     """476 came from the full server tarball: nothing is missing."""
     registry = registry_for("476")
@@ -303,3 +311,21 @@ def test_launcher_node_data_dir_is_a_node_property() -> None:
     registry = registry_for("476")
     assert registry is not None and registry.node is not None
     assert registry.node.known("node.data-dir")
+
+
+def test_crosscheck_reads_bootstrap_tables_per_catalog() -> None:
+    """The cross-check attributes Bootstrap rows to the server or to the catalog loading in that
+    thread, and skips the header and Bootstrap's own messages."""
+    from tools.trino_registry.crosscheck import parse_log
+
+    log = "\n".join([
+        "2026-01-01T00:00:00.000Z\tINFO\tmain\tBootstrap\tPROPERTY   DEFAULT  RUNTIME  DESCRIPTION",
+        "2026-01-01T00:00:00.000Z\tINFO\tmain\tBootstrap\tquery.max-memory   20GB  1GB",
+        "2026-01-01T00:00:00.000Z\tINFO\tmain\tBootstrap\tLoading configuration",
+        "2026-01-01T00:00:00.000Z\tINFO\tloader-1\tio.trino.connector.StaticCatalogManager\t"
+        "-- Loading catalog pg --",
+        "2026-01-01T00:00:00.000Z\tINFO\tloader-1\tBootstrap\tconnection-url   ----  jdbc:x",
+        "2026-01-01T00:00:00.000Z\tINFO\tmain\tBootstrap\tcoordinator   true  true",
+    ])
+    assert parse_log(log) == {"server": {"query.max-memory", "coordinator"},
+                              "pg": {"connection-url"}}

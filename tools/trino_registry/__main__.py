@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         source = sources.load(version, args.plugins.split(","), offline=args.offline,
                               full_tarball=not args.no_full_tarball)
-        if not source.origin:
+        if not source.origin and not source.units:
             print(f"{version}: nothing served, skipped")
             continue
         data = build.scan_version(source)

@@ -7,10 +7,11 @@ What counts as a property (the rules the README states):
 - every name in a class-level ``@DefunctConfig``;
 - prefixed bindings: a call ``ConfigBinder.bindConfig(..., "prefix")`` binds the config class
   under ``prefix.<name>``; ``HttpClientBinder.bindHttpClient("name", ...)`` binds airlift's
-  ``HttpClientConfig`` under ``name.<name>``. A method that forwards its own string argument to
-  one of those (Trino's ``internalHttpClientModule(name, ...)``) is followed one level per round.
-  Where the config class is not a constant at the call, the prefix becomes a "prefix family":
-  any ``prefix.*`` name is accepted, so the registry never refuses what it could not read.
+  ``HttpClientConfig`` under ``name.<name>``. Helpers that hand a prefix on (a String parameter,
+  or a constructor argument kept in a field) are followed (see _resolve_bindings); one binder
+  that computes its prefix is a reviewed table entry (COMPUTED_PREFIXES). Where the config
+  class is not a constant at the call, the prefix becomes a "prefix family": any ``prefix.*``
+  name is accepted, so the registry never refuses what it could not read.
 
 The scan over-approximates on purpose: every ``@Config`` in the unit's jars counts, bound or
 not, because a false refusal is worse than a missed typo.
@@ -113,7 +114,7 @@ class JarScan:
 @dataclass
 class _Scan:
     facts: UnitFacts
-    # (owner, name, descriptor) of static methods that pass a String parameter on as a prefix
+    # (owner, name, descriptor) of methods that pass a String parameter on as a prefix
     forwarders: dict[tuple[str, str, str], set[str | None]] = field(default_factory=dict)
     # classes whose instances bind config under a prefix given to their constructor (a field)
     class_forwarders: dict[str, set[str | None]] = field(default_factory=dict)

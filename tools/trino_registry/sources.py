@@ -7,8 +7,10 @@
    dependencies, resolved by Maven from the published POMs (the trino-root parent pins the
    versions). Per plugin: ``io.trino:trino-<dir>:<v>:zip`` where served, else the plugin jar and
    its io.trino / io.airlift runtime dependencies the same way. Only those groups carry airlift
-   config annotations; the tarball route scans every jar, and for 476 both routes give the same
-   server properties (checked when the data was generated; see README). Whatever cannot be had
+   config annotations (in 476's lib/, every jar with a @Config class is io.trino or io.airlift);
+   the tarball route scans every jar. For 476 the server-core route and the full tarball give
+   the same server properties; the trino-main route could not be compared on 476 or 470, whose
+   dependencies this mirror does not serve whole. Whatever cannot be had
    is recorded as unavailable, so the version is marked incomplete.
 
 A unit is a name ("server" or a plugin directory); its jars arrive as (unit, key, bytes), where
@@ -126,20 +128,19 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
         source.jars = lambda: _tarball_units(str(full))
         source.origin.append(f"trino-server-{version}.tar.gz")
         return source
-    readers: list[tuple[str, Callable[[], Iterator[tuple[str, str, bytes | None]]]]] = []
+    # (unit, artifact label for the report, reader)
+    readers: list[tuple[str, str, Callable[[], Iterator[tuple[str, str, bytes | None]]]]] = []
     try:
         core = maven.fetch(maven.artifact_path(GROUP, "trino-server-core", version, "tar.gz"),
                            offline=offline)
-        readers.append(("server", partial(_tarball_units, str(core), only="server")))
-        source.units.append("server")
-        source.origin.append(f"trino-server-core-{version}.tar.gz")
+        readers.append(("server", f"trino-server-core-{version}.tar.gz",
+                        partial(_tarball_units, str(core), only="server")))
     except maven.NotServed:
         if _served("trino-main", version, "pom", offline):
             server = ["trino-main"] + (["trino-server-main"] if _served(
                 "trino-server-main", version, "pom", offline) else [])
-            readers.append(("server", partial(_mvn_jars, "server", server, version, offline)))
-            source.units.append("server")
-            source.origin.append(f"{'+'.join(server)}-{version} jars with dependencies")
+            readers.append(("server", f"{'+'.join(server)}-{version} jars with dependencies",
+                            partial(_mvn_jars, "server", server, version, offline)))
         else:
             source.unavailable.append("server")
     for plugin in plugin_dirs:
@@ -147,24 +148,24 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
         if _served(artifact, version, "zip", offline):
             path = str(maven.fetch(maven.artifact_path(GROUP, artifact, version, "zip"),
                                    offline=offline))
-            readers.append((plugin, partial(_zip_jars, plugin, path)))
-            source.origin.append(f"{artifact}-{version}.zip")
+            readers.append((plugin, f"{artifact}-{version}.zip", partial(_zip_jars, plugin, path)))
         elif _served(artifact, version, "pom", offline) and _served(artifact, version, "jar",
                                                                      offline):
-            readers.append((plugin, partial(_mvn_jars, plugin, [artifact], version, offline)))
-            source.origin.append(f"{artifact}-{version} jar with dependencies")
+            readers.append((plugin, f"{artifact}-{version} jar with dependencies",
+                            partial(_mvn_jars, plugin, [artifact], version, offline)))
         else:
             source.unavailable.append(plugin)
-            continue
-        source.units.append(plugin)
+    source.units = [unit for unit, _label, _reader in readers]
 
     def jars() -> Iterator[tuple[str, str, bytes | None]]:
-        for unit, reader in readers:
+        for unit, label, reader in readers:
             try:
                 yield from reader()
             except maven.NotServed as e:
                 # Some of the unit's dependencies are not served: the unit cannot be had.
                 print(f"  unavailable: {e}")
                 source.unavailable.append(unit)
+            else:
+                source.origin.append(label)
     source.jars = jars
     return source

@@ -126,6 +126,22 @@ def test_what_trino_accepts_gives_no_finding(check: Callable[[Registry], list[Fi
     assert check(R476) == []
 
 
+R483 = registry_for("483")
+
+
+@pytest.mark.skipif(R483 is None or R483.connector("hive") is None,
+                    reason="the registry has no hive data for Trino 483")
+@pytest.mark.parametrize(("switch", "warnings"), [("fs.s3.enabled", 0),
+                                                  ("fs.native-s3.enabled", 1)])
+def test_a_renamed_file_system_switch_counts_under_either_name(switch: str, warnings: int) -> None:
+    """Trino 483 calls it fs.s3.enabled; the old name still works (a legacy warning only)."""
+    assert R483 is not None
+    findings = checks.check_catalog(R483, "cat", _props(
+        connector__name="hive", **{switch.replace(".", "__"): "true"}, s3__region="eu-west-1",
+        **{"hive__metastore__uri": "thrift://m:9083"}))
+    assert [f.warning for f in findings] == [True] * warnings, findings
+
+
 def test_a_platform_plugin_in_an_incomplete_registry_is_not_refused() -> None:
     """When the registry lacks some plugins, an unknown connector.name is no proof of a typo."""
     assert R476 is not None

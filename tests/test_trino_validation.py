@@ -178,6 +178,17 @@ def test_an_uncovered_version_warns_once_and_checks_nothing() -> None:
             for w in outcome.warnings] == [("trinoVersion", True)]
 
 
+def test_partial_registry_data_only_warns() -> None:
+    """For a version scanned in part (complete: false) a refusal is a warning, never an error."""
+    if (r := registry.registry_for("474")) is None or r.complete:
+        pytest.skip("the registry has no partial data for Trino 474")
+    outcome = classify_doc(_with(_with(VALID, "trinoVersion", "474"),
+                                 "connectors:hive/hive.metastore.urii", "thrift://m:9083"))
+    assert isinstance(outcome, Cluster)  # the catalogs of plugins it could not read: unchecked
+    assert [w.field for w in outcome.warnings] == [
+        'connectors["hive"].properties["hive.metastore.urii"]']
+
+
 def _settings(**validation: Any) -> Settings:
     return replace(demo_settings(), validation=validation)
 

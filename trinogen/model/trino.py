@@ -38,7 +38,10 @@ class TrinoCheck:
         registry = registry_for(version)
         if registry is None:
             c.warn("trinoVersion", checks.unchecked(version))
-        return cls(c, registry, v.trino_properties == "warn", frozenset(v.unchecked_connectors))
+        # Partial data (complete: false) may lack a jar that binds a property: its refusals
+        # are warnings, so that an incomplete scan can never fail a document Trino accepts.
+        as_warnings = v.trino_properties == "warn" or (registry is not None and not registry.complete)
+        return cls(c, registry, as_warnings, frozenset(v.unchecked_connectors))
 
     @property
     def coordinator_only(self) -> frozenset[str]:

@@ -114,9 +114,22 @@ def _elsewhere(registry: Registry, key: str, path: str, connector: str) -> Findi
     return None
 
 
-def _enabled(props: Props, switch: str) -> bool:
-    entry = props.get(switch)
-    return entry is not None and entry[0].strip().lower() == "true"
+def _enabled(props: Props, switch: str, known: PropertySet | None = None) -> bool:
+    """The switch is "true" under its name or, given `known`, under its other name (Trino 483
+    renamed fs.native-s3.enabled to fs.s3.enabled and keeps the old name as legacy)."""
+    names = {switch} if known is None else _aliases(known, switch)
+    return any((e := props.get(n)) is not None and e[0].strip().lower() == "true" for n in names)
+
+
+def _aliases(known: PropertySet, switch: str) -> set[str]:
+    """`switch` and the names the connector's legacy mapping ties to it, either way."""
+    return ({switch, known.legacy_names.get(switch) or switch}
+            | {old for old, new in known.legacy_names.items() if new == switch})
+
+
+def _current(known: PropertySet, switch: str) -> str:
+    """The name of a switch this connector binds today (for messages)."""
+    return next((n for n in sorted(_aliases(known, switch)) if known.known(n)), switch)
 
 
 def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -> list[Finding]:
@@ -125,21 +138,27 @@ def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -
     findings = _switched_off(known, props)
     if HADOOP_RESOURCES in props and known.known(HADOOP_RESOURCES):
         findings.append(Finding(props[HADOOP_RESOURCES][1], _hadoop_resources(props)))
-    if connector in LAKE_CONNECTORS and not any(_enabled(props, s) for s in FILE_SYSTEM_SWITCHES):
+    if connector in LAKE_CONNECTORS and not any(_enabled(props, s, known)
+                                                for s in FILE_SYSTEM_SWITCHES):
+        switches = ", ".join(_current(known, s) for s in CONDITIONAL_PREFIXES)
         findings.append(Finding(path, "enables no file system: Trino starts, but every table "
-                                      "read fails (No factory for location); set "
-                                      "fs.native-s3.enabled, fs.native-gcs.enabled or "
-                                      "fs.native-azure.enabled to true", warning=True))
+                                      "read fails (No factory for location); set one of "
+                                      f"{switches} to true", warning=True))
     return findings
 
 
 def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
     """s3.*, gcs.* and azure.* keys of a connector whose switch for them is not on."""
-    return [Finding(kpath, f"{key} is used only with {switch}=true: Trino refuses to start "
-                           f"with it otherwise (was not used); set {switch}=true here")
-            for switch, prefix in CONDITIONAL_PREFIXES.items()
-            if known.known(switch) and not _enabled(props, switch)
-            for key, (_, kpath) in props.items() if key.startswith(prefix)]
+    findings: list[Finding] = []
+    for switch, prefix in CONDITIONAL_PREFIXES.items():
+        name = _current(known, switch)
+        if not known.accepts(name) or _enabled(props, switch, known):
+            continue
+        findings.extend(Finding(kpath, f"{key} is used only with {name}=true: Trino refuses "
+                                       f"to start with it otherwise (was not used); set "
+                                       f"{name}=true here")
+                        for key, (_, kpath) in props.items() if key.startswith(prefix))
+    return findings
 
 
 def _hadoop_resources(props: Props) -> str:

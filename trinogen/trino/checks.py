@@ -43,8 +43,18 @@ class Finding:
     warning: bool = False
 
 
+# (names, key) -> closest names: a suggestion costs ~30 ms over a thousand names, and the same
+# mistake tends to recur in many documents (a shared profile, a copied catalog).
+_CLOSEST: dict[tuple[frozenset[str], str], list[str]] = {}
+
+
 def _suggest(key: str, known: PropertySet) -> str:
-    close = known.closest(key)
+    entry = (known.names, key)
+    close = _CLOSEST.get(entry)
+    if close is None:
+        if len(_CLOSEST) >= 4096:  # a long-running watch meets unboundedly many typos
+            _CLOSEST.clear()
+        close = _CLOSEST[entry] = known.closest(key)
     return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 

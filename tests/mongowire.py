@@ -32,6 +32,10 @@ FAULTS = {
                       "longer be in the oplog")),
     "fatal": (280, "ChangeStreamFatalError", "cannot resume stream"),
     "unauthorized": (13, "Unauthorized", "not authorized on trino to execute command"),
+    # A standalone mongod, and FerretDB: no change streams at all.
+    "no_replica_set": (40573, "Location40573",
+                       "The $changeStream stage is only supported on replica sets"),
+    "not_implemented": (238, "NotImplemented", "$changeStream stage is not implemented"),
 }
 
 

@@ -959,3 +959,53 @@ def test_node_unique_properties_are_not_shared_by_all_pods(
         "node-id", "trino-node-id")
     r = Rendered(doc, effective(doc, settings), outcome, files, {}, objects)
     assert "node.id" not in properties_map(r.config("worker", "node.properties"))
+
+
+# --- KEDA trigger metadata keys reach Helm's tpl (issue 11, item 3) ----------------------------
+
+# A key that, run through the chart's `tpl (toYaml triggers)`, closes the metadata map and adds
+# `authenticationRef: {kind: ClusterTriggerAuthentication, name: evil}` to the trigger.
+_INJECTING_KEY = ('x{{ ":" }} one{{ "\\n  authenticationRef:\\n    kind:" }} '
+                  'ClusterTriggerAuthentication{{ "\\n    name:" }} evil{{ "\\n  y" }}')
+HOSTILE_TRIGGER_KEYS = [_INJECTING_KEY, '{{ fail "x" }}', "line\nbreak", "nul\x00", "ls\u2028",
+                        "surrogate\ud800", "dotted.key", "", "9lives", "k" * 64]
+
+
+def _keda_doc(metadata: Mapping[str, str]) -> dict[str, Any]:
+    return _doc("keda-keys", **_worker(autoscaling={
+        "type": "keda", "minReplicas": 1, "maxReplicas": 3,
+        "triggers": [{"type": "cpu", "metricType": "Utilization", "metadata": dict(metadata)}]}))
+
+
+def _scaled_object_triggers(chart: Any, settings: Settings, doc: dict[str, Any]) -> Any:
+    """The ScaledObject's triggers as the real chart renders them, or the validation outcome."""
+    outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
+    if not isinstance(outcome, Cluster):
+        return outcome
+    files = Renderer(settings).render_cluster(outcome, {})
+    text = files[f"{settings.output.clusters_dir}/keda-keys/values.yaml"].decode()
+    _, objects = render_through_chart(chart, text, "keda-keys", "trino-keda-keys")
+    (so,) = [o for o in objects if o["kind"] == "ScaledObject"]
+    return so["spec"]["triggers"]
+
+
+@pytest.mark.parametrize("key", HOSTILE_TRIGGER_KEYS, ids=range(len(HOSTILE_TRIGGER_KEYS)))
+def test_a_hostile_keda_metadata_key_is_refused_before_the_chart(
+    chart: Any, settings: Settings, key: str
+) -> None:
+    """A metadata key that is not a camelCase identifier fails the document at its own path."""
+    outcome = _scaled_object_triggers(chart, settings, _keda_doc({"value": "60", key: "v"}))
+    assert not isinstance(outcome, list), f"reached the chart and rendered {outcome}"
+    (problem,) = outcome.problems
+    assert problem.field.startswith("clusterConfig.worker.autoscaling.triggers[0].metadata")
+    assert "KEDA metadata key" in problem.message
+
+
+def test_camel_case_keda_metadata_keys_reach_the_scaled_object_unchanged(
+    chart: Any, settings: Settings
+) -> None:
+    """Ordinary scaler keys come out of the real chart exactly as declared, nothing added."""
+    metadata = {"serverAddress": "http://p:9090", "query": "sum(x{a=\"b\"})", "threshold": "5",
+                "passwordFromEnv": "PW", "activationThreshold2": "1"}
+    triggers = _scaled_object_triggers(chart, settings, _keda_doc(metadata))
+    assert triggers == [{"type": "cpu", "metricType": "Utilization", "metadata": metadata}]

@@ -159,9 +159,11 @@ def test_unreachable_remote_exits_4(seeded: dict[str, str], tmp_path: Path) -> N
 
 
 def test_status_after_sync(seeded: dict[str, str]) -> None:
-    """status prints the clusters the process's own sync recorded (embedded DB is per process)."""
+    """On the embedded database, status right after a sync says it keeps none (not "run sync")."""
+    assert invoke(["sync"], seeded).exit_code == 0
     result = invoke(["status"], seeded)
-    assert result.exit_code == 0 and "no status records yet" in result.output
+    assert result.exit_code == 0 and "run trinogen sync" not in result.output
+    assert "embedded database keeps no status" in result.output and "git log" in result.output
 
 
 def test_global_options_before_the_command(seeded: dict[str, str], tmp_path: Path) -> None:
@@ -178,3 +180,18 @@ def test_console_script_module_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "trinogen.cli", "--version"], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == f"trinogen {__version__}"
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_token_in_the_remote_is_never_printed(seeded: dict[str, str], output: str) -> None:
+    """A remote with a token (a common CI setup) that fails: neither the error nor -o json nor a
+    log line shows the token (git's own message quotes the URL)."""
+    token = "TOKSECRET42"
+    env = {**seeded, "TRINOGEN_GIT_REMOTE": f"https://oauth2:{token}@127.0.0.1:1/platform/x.git"}
+    result = subprocess.run(
+        [sys.executable, "-m", "trinogen.cli", "--log-level", "DEBUG", "sync", "-o", output],
+        env={**__import__("os").environ, **env}, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == ExitCode.UNAVAILABLE, result.stderr
+    assert "127.0.0.1:1/platform/x.git" in result.stdout + result.stderr  # the remote is named
+    assert token not in result.stdout and token not in result.stderr

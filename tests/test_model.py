@@ -186,6 +186,11 @@ INVALID = [
     ({"clusterConfig/worker/gracefulShutdown": {"enabled": True}},
      "clusterConfig.worker.gracefulShutdown.gracePeriodSeconds", "is required"),
     ({"profile": "huge"}, "profile", "not a known profile"),
+    ({"clusterConfig/worker/autoscaling": {"type": "keda", "minReplicas": 1, "maxReplicas": 4,
+                                           "triggers": [{"type": "cpu", "metadata": {
+                                               '{{ fail "x" }}': "1"}}]}},
+     'clusterConfig.worker.autoscaling.triggers[0].metadata["{{ fail \\"x\\" }}"]',
+     "not a KEDA metadata key"),
     ({"lastUpdated": Decimal128("1")}, None, None),  # metadata fields are ignored: still valid
 ]
 

@@ -217,3 +217,16 @@ def test_broken_template_yaml_is_caught_by_the_self_check(tmp_path: Path) -> Non
     settings = replace(demo_settings(), output={"templates_dir": str(tmp_path)})
     with pytest.raises(RenderError, match="not valid YAML"):
         Renderer(settings).render_cluster(cluster_of(example_docs()[0], settings), {})
+
+
+def test_a_token_in_git_remote_is_never_committed() -> None:
+    """With git.remote = https://oauth2:TOKEN@host/..., no rendered file carries the token and
+    every Application names the repository without userinfo (issue 11, item 4)."""
+    remote = "https://oauth2:glpat-SECRETTOKEN@git.example.com/platform/trino-gitops.git"
+    settings = replace(demo_settings(), argocd={"repo_url": None}, git={"remote": remote})
+    files = render_examples(settings)
+    assert not [p for p, body in files.items() if b"SECRETTOKEN" in body]
+    apps = [yaml.safe_load(body) for p, body in files.items()
+            if p.startswith(settings.output.applications_dir)]
+    urls = {s["repoURL"] for a in apps for s in a["spec"].get("sources", [a["spec"].get("source")])}
+    assert "https://git.example.com/platform/trino-gitops.git" in urls

@@ -125,3 +125,44 @@ def test_colours_only_when_asked() -> None:
     assert "\x1b[32m+new\x1b[0m" in coloured and "\x1b[31m-old\x1b[0m" in coloured
     assert coloured.endswith(" same\n")
     assert "\x1b[" not in format_text(FakeReport("sync", FakePlan({}), diff=diff))
+
+
+def _real_plan(files: list[tuple[str, str, str]], clusters: list[tuple[str, str]]) -> Any:
+    from trinogen.plan import ClusterChange, FileChange, Plan
+
+    return Plan(tuple(FileChange(p, a, c) for p, a, c in files),
+                tuple(ClusterChange(c, a) for c, a in clusters))
+
+
+def test_stat_lists_files_per_cluster_and_no_diff() -> None:
+    """--stat: no diff; each changed cluster with its file count split by action."""
+    plan = _real_plan(
+        [("t/a/values.yaml", "add", "a"), ("t/a/cat.properties", "add", "a"),
+         ("t/b/values.yaml", "update", "b"), ("t/b/old.properties", "delete", "b"),
+         ("t/c/values.yaml", "delete", "c")],
+        [("a", "add"), ("b", "update"), ("c", "prune")])
+    report = FakeReport("sync", plan, diff="--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n", dry_run=True)
+    lines = format_text(report, stat=True).splitlines()
+    assert lines[1:] == ["  added    a: 2 files (2 added)",
+                         "  updated  b: 2 files (1 updated, 1 deleted)",
+                         "  pruned   c: 1 files (1 deleted)"]
+
+
+def test_stat_lists_every_cluster() -> None:
+    """--stat is not cut at LIST_LIMIT: a first dry run shows every cluster it adds."""
+    n = LIST_LIMIT + 5
+    plan = _real_plan([(f"t/c{i}/v", "add", f"c{i}") for i in range(n)],
+                      [(f"c{i}", "add") for i in range(n)])
+    text = format_text(FakeReport("sync", plan, dry_run=True), stat=True)
+    assert text.count("  added ") == n and "more" not in text
+
+
+def test_a_template_error_shared_by_clusters_is_told_once() -> None:
+    """Render failures with the same problems are one entry with the count of clusters."""
+    bug = (Problem("x", "", "values.yaml.j2:12: 'dict object' has no attribute 'nope'"),)
+    failed = [FakeFailed(c, f"d{c}", "render", bug) for c in ("a", "b", "c")]
+    failed.append(FakeFailed("v", "dv", "validate", (Problem("v", "owner", "required"),)))
+    text = format_text(FakeReport("sync", _real_plan([], []), failed=failed))
+    assert text.count("values.yaml.j2:12") == 1
+    assert "FAILED   3 clusters: a, b, c (render)" in text
+    assert "FAILED   v (validate)" in text

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
@@ -77,3 +78,58 @@ def test_load_seed_keeps_documents_with_an_id_as_they_are(tmp_path: Path) -> Non
     assert [doc for _, doc in docs] == [items[0], items[2]] and complete
     assert [r.body.get("clusterId") for r in refused] == ["b"]
     assert refused[0].unreadable is not None and "s.json item 1" in refused[0].unreadable
+
+
+MALFORMED = [
+    {"_id": {"$oid": "zzz"}, "clusterId": "a"},
+    {"_id": "a", "clusterId": "a", "trinoVersion": {"$numberDecimal": "abc"}},
+    {"_id": "a", "clusterId": "a", "lastUpdated": {"$date": {"$numberLong": "9" * 20}}},
+    {"_id": "a", "clusterId": "a", "lastUpdated": {"$date": "99999-01-01T00:00:00Z"}},
+    {"_id": "a", "clusterId": "a", "x": {"$uuid": "zz"}},
+    {"_id": "a", "clusterId": "a", "x": {"$timestamp": {"t": -1, "i": 1}}},
+]
+
+
+@pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_extended_json_fails_only_its_document(tmp_path: Path, bad: dict[str, Any]) -> None:
+    """A malformed Extended JSON value, even in an ignored field, refuses that item, naming file
+    and item; the file's other documents load."""
+    good = {"_id": "b", "clusterId": "b"}
+    (tmp_path / "s.json").write_text(json.dumps([good, bad]))
+    docs, refused, _ = load_seed(tmp_path)
+    assert [doc for _, doc in docs] == [good]
+    (r,) = refused
+    assert r.unreadable is not None and "s.json item 1" in r.unreadable
+    assert "malformed Extended JSON" in r.unreadable
+
+
+def test_malformed_extended_json_is_a_failed_document_not_a_crash(tmp_path: Path) -> None:
+    """`validate` over a seed with {"$oid": "zzz"} exits 1 naming the file, never 70."""
+    docs = example_docs()
+    docs[0]["lastUpdated"] = {"$oid": "zzz"}
+    env = seeded_env(tmp_path, [])
+    (Path(env["TRINOGEN_MONGODB_SEED_DIR"]) / "docs.json").write_text(
+        json.dumps([json.loads(json_util.dumps(d)) for d in docs]))
+    result = runner.invoke(app, ["validate", "--output", "json"], env=env)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED, result.output
+    assert "docs.json item 0" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["export.json", "export.jsonl"])
+def test_mongoexport_json_lines_are_read(tmp_path: Path, name: str) -> None:
+    """mongoexport's default output (one Extended JSON document per line) seeds the database,
+    each document named by its line."""
+    docs = [{"_id": {"$oid": "653a1a7b8e1f4a1e9c5d8e1a"}, "clusterId": "a"}, {"_id": "b"}]
+    (tmp_path / name).write_text("\n".join(json.dumps(d) for d in docs) + "\n\n")
+    loaded, refused, complete = load_seed(tmp_path)
+    assert [d for _, d in loaded] == [json_util.loads(json.dumps(d)) for d in docs]
+    assert [w for w, _ in loaded] == [f"seed file {name} line 1", f"seed file {name} line 2"]
+    assert not refused and complete
+
+
+def test_a_file_that_is_neither_json_nor_json_lines_says_what_is_accepted(tmp_path: Path) -> None:
+    """A broken file is refused with the accepted shapes named, and nothing is pruned."""
+    (tmp_path / "s.json").write_text('{"_id": "a"}\n{"_id": \n')
+    _, refused, complete = load_seed(tmp_path)
+    assert not complete and refused[0].unreadable is not None
+    assert "one document per line" in refused[0].unreadable

@@ -240,3 +240,52 @@ def test_the_cli_logs_as_the_log_section_says(
         assert json.loads(lines[0])["level"] == "info"
     else:
         assert lines[0].startswith("trinogen: INFO: creating an empty bare repository")
+
+
+SET_SHAPES = [
+    ("secrets.refs", "x", "is a map; set one entry with --set secrets.refs.NAME=VALUE"),
+    ("git.branch.extra", "x", "git.branch is not a map"),
+    ("defaults.trinoVersion", "480", "document layers; set them in the configuration file"),
+    ("profiles.small", "x", "document layers"),
+    ("sync.max_prunecount", "3", "unknown setting sync.max_prunecount"),
+    ("unknown.key", "1", "unknown section 'unknown'"),
+    ("git.timeout", "inf", "must be a finite number"),
+    ("git.timeout", "nan", "must be a finite number"),
+    ("mongodb.timeout_ms", "9" * 400, "must be a finite number"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), SET_SHAPES)
+def test_every_set_shape_is_a_config_error(key: str, value: str, message: str) -> None:
+    """A --set that cannot apply is a ConfigError saying how to write it, never a traceback."""
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        load_settings(environ={}, overrides={key: value})
+
+
+def test_set_adds_one_entry_to_a_map_setting(tmp_path: Path) -> None:
+    """--set secrets.refs.NAME=VALUE adds to the map the file gave, keeping its entries."""
+    cfg = write(tmp_path, "secrets:\n  refs:\n    A: secret/trino/a#x\n")
+    s = load_settings(cfg, {}, {"secrets.refs.B": "secret/trino/b#y"})
+    assert dict(s.secrets.refs) == {"A": "secret/trino/a#x", "B": "secret/trino/b#y"}
+
+
+@pytest.mark.parametrize("version", ["", "  "])
+def test_an_empty_chart_version_is_refused(version: str) -> None:
+    """An empty chart.version would unpin the chart in every Application: a ConfigError."""
+    with pytest.raises(ConfigError, match="chart.version is empty"):
+        load_settings(environ={"TRINOGEN_CHART_VERSION": version})
+
+
+@pytest.mark.parametrize("key", ["argocd.repo_url", "chart.repo_url"])
+def test_a_repository_url_with_credentials_is_refused(key: str) -> None:
+    """A committed repository URL may not carry a token; the message does not repeat it."""
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")) as e:
+        load_settings(environ={}, overrides={key: "https://oauth2:SECRET@git.example.com/g.git"})
+    assert "SECRET" not in str(e.value)
+
+
+def test_the_applications_repo_url_drops_git_remote_credentials() -> None:
+    """git.remote's token stays out of the repoURL the Applications are rendered with."""
+    s = load_settings(environ={"TRINOGEN_GIT_REMOTE": "https://oauth2:SECRET@git.example.com/g.git"})
+    assert s.repo_url == "https://git.example.com/g.git"
+    assert s.git.remote == "https://oauth2:SECRET@git.example.com/g.git"  # git still needs it

@@ -7,7 +7,9 @@ import pytest
 from bson import ObjectId
 
 from tests.conftest import demo_settings
-from trinogen.source import Source, _redact, doc_key, parse_doc_key
+from trinogen.errors import ConfigError
+from trinogen.settings import MongoSettings
+from trinogen.source import Source, _explain, connect, doc_key, parse_doc_key
 
 SETTINGS = demo_settings().mongodb
 
@@ -58,8 +60,25 @@ def test_the_canonical_id_round_trips() -> None:
     ("uri", "shown"),
     [("mongodb://user:s3cret@db:27017/x", "mongodb://user:***@db:27017/x"),
      ("mongodb://db:27017", "mongodb://db:27017"),
-     ("mongodb+srv://u:p@q@cluster.example", "mongodb+srv://u:***@cluster.example")],
+     ("mongodb+srv://u:p@q@cluster.example", "mongodb+srv://u:***@cluster.example"),
+     ("mongodb://db/?tls=true&tlsCertificateKeyFilePassword=s3cret",
+      "mongodb://db/?tls=true&tlsCertificateKeyFilePassword=***"),
+     ("mongodb://db/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:s3cret",
+      "mongodb://db/?authMechanism=MONGODB-AWS&authMechanismProperties=***")],
 )
 def test_messages_never_show_the_password(uri: str, shown: str) -> None:
-    """The URI in error messages has its password replaced."""
-    assert _redact(uri) == shown
+    """The URI in an unreachable-database message has its password and secret options masked."""
+    from pymongo.errors import ServerSelectionTimeoutError
+
+    message = _explain(ServerSelectionTimeoutError("timed out"), MongoSettings(uri=uri))
+    assert f"MongoDB ({shown}, " in message
+    assert "s3cret" not in message
+
+
+def test_an_unusable_uri_is_a_config_error_without_its_secrets() -> None:
+    """A URI pymongo refuses is a ConfigError whose message hides the password and options."""
+    uri = ("mongodb://u:s3cret@db/?tlsCertificateKeyFilePassword=s3cret&tlsInsecure=true"
+           "&tlsAllowInvalidCertificates=false")
+    with pytest.raises(ConfigError) as e:
+        connect(MongoSettings(uri=uri))
+    assert "s3cret" not in str(e.value)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fakes import FakeRepo, FakeSource, header
+from trinogen.errors import ConfigError
 from trinogen.plan import Layout
-from trinogen.targets import Targets, read_documents, recorded_documents
+from trinogen.targets import Targets, read_documents, recorded_documents, unknown_clusters
 
 LAYOUT = Layout("trino-clusters", "trino-applications")
 
@@ -43,3 +46,25 @@ def test_documents_claiming_the_same_cluster_are_read_too() -> None:
     r = repo()
     raws, clusters = read_documents(src, Targets(doc_ids=('"d3"',)), r.tree(LAYOUT), r, LAYOUT)
     assert sorted(x.doc_id for x in raws) == ['"d3"', '"d4"'] and clusters == {"c"}
+
+
+@pytest.mark.parametrize(("requested", "docs", "recorded", "unknown"), [
+    ((), {}, (), []),
+    (("a",), {'"d1"': {"clusterId": "a"}}, (), []),
+    (("a",), {}, ("a",), []),  # document gone, files in git: a prune, not a typo
+    (("a", "zz", "b"), {'"d1"': {"clusterId": "a"}}, ("b",), ["zz"]),
+    (("y", "x"), {}, (), ["x", "y"]),
+])
+def test_unknown_clusters(requested: tuple[str, ...], docs: dict[str, dict[str, str]],
+                          recorded: tuple[str, ...], unknown: list[str]) -> None:
+    """A requested cluster is unknown when no document claims it and git holds no such cluster."""
+    raws = FakeSource(docs).read_all()
+    assert unknown_clusters(requested, raws, recorded) == unknown
+
+
+def test_a_targeted_run_refuses_an_unknown_cluster() -> None:
+    """--cluster naming nothing is a usage error naming it, before any plan is made."""
+    src = FakeSource({'"d1"': {"clusterId": "a"}})
+    r = repo()
+    with pytest.raises(ConfigError, match="--cluster typo: no document"):
+        read_documents(src, Targets(clusters=("a", "typo")), r.tree(LAYOUT), r, LAYOUT)

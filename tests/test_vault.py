@@ -535,6 +535,24 @@ def test_inline_dry_run_diff_masks_the_previous_value_after_a_rotation(
     assert new not in dry.diff
 
 
+
+def test_inline_dry_run_hides_a_secret_the_document_stopped_using(
+    world: Callable[..., World], root: Any
+) -> None:
+    """Inline mode: once a document replaces its placeholder with plain text, the old side of the
+    dry-run diff (a secret this run never read) is still not shown, yet the change is visible."""
+    old = secret_value("inl-gone")
+    put(root, "trino/inl-gone/db", {"password": old})
+    w = world([doc("inl-gone", **{"connection-password": ref("trino/inl-gone/db", "password")})],
+              secrets={"mode": "inline", "allow_inline": True})
+    assert w.sync(inline=True).pushed
+    w.mongo.set("inl-gone", "connectors.0.properties.connection-password", "not-a-secret-any-more")
+    dry = w.sync(dry_run=True, inline=True)
+    assert "catalog/db.properties" in dry.diff  # the file's change is listed
+    assert old not in dry.diff and prop_value(old) not in dry.diff
+    changed = [ln for ln in dry.diff.splitlines() if ln[:1] in "+-" and "connection-password" in ln]
+    assert len({ln[1:] for ln in changed}) >= 2, changed  # old and new tags differ
+
 def _fragments(value: str) -> list[str]:
     """The value and its long pieces around characters that templates escape (a partial leak)."""
     import re

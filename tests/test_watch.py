@@ -697,3 +697,19 @@ def test_idle_leader_keeps_the_saved_token_recent(rig: Rig) -> None:
     rig.wire.emit("createIndexes")  # moves the stream on without a document change
     drive(w, until=lambda: rig.state()["resumeToken"] == rig.wire.last_token, timeout=5)
     assert rig.state()["resumeToken"] != saved and w.metrics.counts["syncs"] == 1
+
+
+@pytest.mark.parametrize("fault", ["no_replica_set", "not_implemented"])
+def test_a_server_without_change_streams_fails_at_once(tmp_path: Path, wire: ChangeStreamServer,
+                                                       fault: str) -> None:
+    """A server that has no change streams (standalone mongod, FerretDB) exits 4 on the first try."""
+    rig = Rig(tmp_path, wire)
+    try:
+        wire.fail("aggregate", fault, times=50)
+        w = rig.watcher()
+        with pytest.raises(watch.ChangeStreamsUnsupported, match="need a replica set") as caught:
+            drive(w, until=lambda: False, timeout=10)
+        assert int(caught.value.exit_code) == 4
+        assert len(wire.aggregates) == 1  # no reconnect budget spent on an error that never clears
+    finally:
+        rig.close()

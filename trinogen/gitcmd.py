@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from trinogen import clonecare
 from trinogen.errors import GitUnavailable
 from trinogen.plan import FileChange
 
@@ -57,7 +59,7 @@ def git_boundary(
                 return method(self, *args, **kwargs)
             except (GitFailed, Unusable) as e:
                 raise GitUnavailable(f"{what} in the working copy {self.workdir} failed: {e}; "
-                                     "nothing was pushed") from e
+                                     f"nothing was pushed{_corrupted(self.workdir, e)}") from e
             except OSError as e:
                 raise GitUnavailable(f"{what} in the working copy {self.workdir} failed: "
                                      f"{e.strerror or e}; nothing was pushed") from e
@@ -68,6 +70,13 @@ def git_boundary(
         return wrapped
 
     return wrap
+
+
+def _corrupted(workdir: Path, e: Exception) -> str:
+    """"; ..." when git's error says the clone is corrupted (marked: the next run clones again)."""
+    if isinstance(e, GitFailed) and clonecare.mark_if_corrupted(workdir, e.stderr):
+        return "; the cached clone is corrupted: the next run clones it again"
+    return ""
 
 
 def run_git(args: tuple[str, ...], cwd: Path, remote: str, *, check: bool = True,
@@ -94,7 +103,10 @@ def cat_blobs(workdir: Path, blobs: list[str]) -> dict[str, bytes]:
                           input=("\n".join(blobs) + "\n").encode(), capture_output=True,
                           check=False)
     if proc.returncode != 0:
-        raise GitUnavailable(f"cannot read objects in {workdir}: {proc.stderr.decode()[:300]}")
+        text = first_lines(proc.stderr.decode("utf-8", "replace"), 300)
+        hint = ("; the cached clone is corrupted: the next run clones it again"
+                if clonecare.mark_if_corrupted(workdir, text) else "")
+        raise GitUnavailable(f"cannot read objects in {workdir}: {text}{hint}")
     out: dict[str, bytes] = {}
     buf = proc.stdout
     pos = 0
@@ -133,6 +145,8 @@ def fast_import(workdir: Path, commit_header: bytes, changes: Iterable[FileChang
     if code != 0:
         text = b"".join(errors).decode("utf-8", "replace")
         hint = " (disk full)" if "No space left" in text else ""
+        if clonecare.mark_if_corrupted(workdir, text):
+            hint = " (the cached clone is corrupted: the next run clones it again)"
         raise GitUnavailable(
             f"cannot write the commit into {workdir}{hint}: {first_lines(text)}; nothing "
             "was pushed, the next run starts again from the remote"
@@ -208,6 +222,16 @@ NETWORK_HINTS = (
     "could not resolve host", "connection refused", "connection timed out", "repository not found",
     "authentication failed", "permission denied", "operation timed out", "no such file or directory",
 )
+
+
+# The remote moved the branch between our push's negotiation and its ref update (another
+# pusher won git's ref-lock race): the same situation as a non-fast-forward rejection, so it
+# is retried, not reported as a refusal (issue 11, item 7).
+_REF_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]{7,} but expected|incorrect old value")
+
+
+def lost_ref_race(text: str) -> bool:
+    return _REF_RACE.search(text) is not None
 
 
 def is_network(stderr: str) -> bool:

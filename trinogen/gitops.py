@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trinogen import clonecare
 from trinogen.cache import RenderCache
 from trinogen.errors import GitUnavailable
 from trinogen.gitcmd import (
@@ -33,6 +34,7 @@ from trinogen.gitcmd import (
     git_boundary,
     git_env,
     is_network,
+    lost_ref_race,
     remote_says,
     run_git,
     stderr_text,
@@ -58,6 +60,17 @@ def default_workdir(remote: str, environ: Mapping[str, str] = os.environ) -> Pat
 
 
 __all__ = ["PushOutcome", "WorkingCopy", "default_workdir", "write_tree"]
+
+
+def _record_holder(fd: int, lock_path: Path) -> None:
+    """Write our pid into the lock file (for a person looking); a full or read-only disk here
+    means every later step fails too, so it is said now, as the documented exit 4."""
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as e:
+        raise GitUnavailable(f"cannot write the lock {lock_path} of the working copy: "
+                             f"{e.strerror or e} (is the disk full or read-only?)") from e
 
 
 class WorkingCopy:
@@ -103,8 +116,7 @@ class WorkingCopy:
                             f"(lock {lock_path}) for more than {timeout:.0f}s; try again later"
                         ) from None
                     time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            _record_holder(fd, lock_path)
             yield
         finally:
             os.close(fd)  # releases the lock
@@ -123,12 +135,14 @@ class WorkingCopy:
         self._pending = None
         try:
             self._check_clone()
+            clonecare.verify_packs(self.workdir)
             self._remove_stale_locks()
             self._fetch()
+            self._maintain()
             return
         except GitUnavailable:
             raise
-        except (subprocess.SubprocessError, Unusable, OSError) as e:
+        except (subprocess.SubprocessError, Unusable, clonecare.CorruptedPack, OSError) as e:
             if self.workdir.exists():
                 log.warning("cached clone %s is unusable (%s); cloning again", self.workdir,
                             str(e)[:200])
@@ -147,6 +161,8 @@ class WorkingCopy:
     def _check_clone(self) -> None:
         if not (self.workdir / "HEAD").is_file() or not (self.workdir / "objects").is_dir():
             raise Unusable("no clone yet")
+        if clonecare.marked_corrupted(self.workdir):
+            raise Unusable("an earlier run found corrupted objects in it")
         if self._git("rev-parse", "--is-bare-repository").strip() != "true":
             raise Unusable("not a bare clone")
         url = self._git("config", "--get", "remote.origin.url", check=False).strip()
@@ -162,6 +178,15 @@ class WorkingCopy:
             if lock.exists():
                 log.warning("removing stale %s left by an interrupted git command", lock)
                 lock.unlink()
+
+    def _maintain(self) -> None:
+        """Leftovers removed, packs consolidated when they pile up (trinogen.clonecare)."""
+        try:
+            clonecare.remove_leftovers(self.workdir)
+            if clonecare.needs_consolidation(self.workdir):
+                clonecare.consolidate(self.workdir, self._git)
+        except (GitFailed, OSError) as e:  # upkeep never fails a run; the next one tries again
+            log.warning("could not tidy the cached clone %s: %s", self.workdir, e)
 
     def _reclone(self) -> None:
         self.workdir.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +235,23 @@ class WorkingCopy:
 
     @git_boundary("listing the tree")
     def tree(self, layout: Layout) -> dict[str, str]:
-        """Path -> blob id of every regular file under the output roots at origin/<branch>."""
+        """Path -> blob id of every regular file under the output roots at origin/<branch>.
+
+        Called right after refresh(), before anything is planned: a tree git cannot read back
+        (a corrupted loose object the fetch did not touch) is cloned again here and listed
+        from the fresh clone.
+        """
+        try:
+            return self._list(layout)
+        except GitFailed as e:
+            if not clonecare.mark_if_corrupted(self.workdir, e.stderr):
+                raise
+            log.warning("cached clone %s has unreadable objects (%s); cloning again",
+                        self.workdir, e.stderr[:200])
+        self._reclone()
+        return self._list(layout)
+
+    def _list(self, layout: Layout) -> dict[str, str]:
         if self.tip is None:
             return {}
         roots = [r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app) if r]
@@ -308,6 +349,8 @@ class WorkingCopy:
 
     def _push_failed(self, e: Exception, text: str) -> PushOutcome:
         """git push exited non-zero: the remote moved on (retry), or it refused or is away."""
+        if lost_ref_race(text):
+            return PushOutcome(False, rejected=True, summary=text)
         if "[remote rejected]" in text or "hook declined" in text:
             raise GitUnavailable(f"the GitOps remote refused the push: {text}") from e
         if "[rejected]" in text or "fetch first" in text or "non-fast-forward" in text:
@@ -322,6 +365,8 @@ class WorkingCopy:
         flags = git.PushInfo
         for info in infos:
             summary = info.summary.strip()
+            if info.flags & flags.REMOTE_REJECTED and lost_ref_race(summary + remote_says(progress)):
+                return PushOutcome(False, rejected=True, summary=summary)
             if info.flags & flags.REMOTE_REJECTED:
                 raise GitUnavailable(f"the GitOps remote refused the push: {summary}"
                                      f"{remote_says(progress)}")

@@ -14,10 +14,13 @@ passed in through the Protocols of `trinogen.ports`. The steps live in their own
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,13 +28,13 @@ from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desi
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, classify_all
 from trinogen.plan import Guards, Layout, Plan, unified_diff
-from trinogen.ports import DocumentSource, ReaderFactory, Repository
+from trinogen.ports import DocumentSource, ReaderFactory, RenderCacheStore, Repository
 from trinogen.publish import Planner, Published, plan_failures, publish
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
-from trinogen.targets import Targets, read_documents
+from trinogen.targets import Targets, read_documents, require_known
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -83,6 +86,7 @@ def render(
     started = time.monotonic()
     wanted = set(clusters)
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
+    require_known(wanted, raws)
     desired = build_desired(settings, raws, Renderer(require_repo_url(settings)), reader_factory,
                             inline=inline, progress=progress)
     if wanted:
@@ -141,32 +145,62 @@ def sync(
     require_repo_url(settings)
     layout = _layout(settings)
     report = Report("sync", dry_run=options.dry_run)
+    progress("lock", 0, 1)
     with repo.locked():
         progress("refresh", 0, 1)
         repo.refresh()
         tree = repo.tree(layout)
-        raws, scope = read_documents(source, options.targets, tree, repo, layout)
-        progress("read", len(raws), len(raws))
-        cache = repo.render_cache(renderer.fingerprint)
-        desired = build_desired(settings, raws, renderer, reader_factory, inline=options.inline,
-                                progress=progress, cache=cache, tree=tree)
-        planner = Planner(layout, desired, _guards(settings, options, len(raws), source), repo,
-                          scope)
+        reader = _Reader(settings, source, repo, renderer, options, reader_factory, progress)
+        planner = reader(tree)
         if options.dry_run:
-            done = Published(planner(tree))
-            report.diff = unified_diff(done.plan, repo.read, masker(desired))
+            done = Published(planner(tree), planner)
+            report.diff = unified_diff(done.plan, repo.read,
+                                       masker(planner.desired, inline=options.inline))
         else:
+            progress("publish", 0, 1)
             done = publish(repo, planner, tree, layout, retries=settings.git.push_retries,
-                           before_push=options.before_push)
-        if cache is not None:
-            cache.save()
+                           reread=reader, before_push=options.before_push)
+        reader.save_cache()
+    desired = done.planner.desired
     _fill(report, desired, done)
     if not options.dry_run and options.write_status:
         report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
                                                     desired.render_hashes,
                                                     done.commit or repo.head_commit())
-    report.stats.update(_sync_stats(desired, done, len(raws), source, started))
+    report.stats.update(_sync_stats(desired, done, done.planner.guards.documents_read, source,
+                                    started))
     return report
+
+
+@dataclass
+class _Reader:
+    """Reads the documents for one tree and builds its planner; called again on every retry,
+    so a re-plan never uses a read older than the commit that beat it (trinogen.publish)."""
+
+    settings: Settings
+    source: DocumentSource
+    repo: Repository
+    renderer: Renderer
+    options: SyncOptions
+    reader_factory: ReaderFactory | None
+    progress: Progress
+    cache: RenderCacheStore | None = None
+
+    def __call__(self, tree: Mapping[str, str]) -> Planner:
+        layout = _layout(self.settings)
+        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout)
+        self.progress("read", len(raws), len(raws))
+        # A fresh load each time: entries kept by an earlier attempt belong to its read.
+        self.cache = self.repo.render_cache(self.renderer.fingerprint)
+        desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
+                                inline=self.options.inline, progress=self.progress,
+                                cache=self.cache, tree=tree)
+        guards = _guards(self.settings, self.options, len(raws), self.source)
+        return Planner(layout, desired, guards, self.repo, scope)
+
+    def save_cache(self) -> None:
+        if self.cache is not None:
+            self.cache.save()
 
 
 def _guards(settings: Settings, options: SyncOptions, documents_read: int,
@@ -215,7 +249,7 @@ def _bytecode_dir(repo: Repository) -> Path | None:
     return repo.workdir / "trinogen-templates" if repo.workdir is not None else None
 
 
-def masker(desired: Desired) -> Callable[[str], str]:
+def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
     """Hides inline secret values in a diff, in every form they take in a rendered file."""
     # As is, Properties-escaped, and Helm-escaped inside values.yaml's catalogs ({{ -> {{"{{"}}).
     forms = sorted({f for s in desired.secret_texts if s
@@ -225,15 +259,38 @@ def masker(desired: Desired) -> Callable[[str], str]:
     # before a rotation, which this run never read.
     names = "|".join(re.escape(prop_key(k)) for k in sorted(desired.secret_keys))
     line = re.compile(rf"^(\s*(?:{names})=).*$", re.MULTILINE) if names else None
-    if not forms and line is None:
+    # In inline mode the old side may hold a secret this run no longer knows of (a document
+    # stopped using the placeholder): every catalog property value is shown as a tag instead.
+    tag = _value_tagger() if inline else None
+    if not forms and line is None and tag is None:
         return lambda text: text
 
     def mask(text: str) -> str:
         for form in forms:
             text = text.replace(form, "***")
-        return line.sub(r"\g<1>***", text) if line is not None else text
+        text = line.sub(r"\g<1>***", text) if line is not None else text
+        return tag(text) if tag is not None else text
 
     return mask
+
+
+# A property line as catalog files and values.yaml's `catalogs` texts hold them: `key=value`.
+_PROPERTY_LINE = re.compile(r"^(\s*[^\s=:#!-][^\s=:]*=)(.*)$", re.MULTILINE)
+
+
+def _value_tagger() -> Callable[[str], str]:
+    """Replaces each property value with `***` and a tag that differs when the value differs.
+
+    The tag is an HMAC under a key made for this run only, so a diff still shows *that* a value
+    changed while nothing about the value (not even a guessable hash) is printed.
+    """
+    key = os.urandom(32)
+
+    def tagged(m: re.Match[str]) -> str:
+        digest = hmac.new(key, m.group(2).encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return f"{m.group(1)}***{digest.hexdigest()[:8]}"
+
+    return lambda text: _PROPERTY_LINE.sub(tagged, text)
 
 
 def _layout(settings: Settings) -> Layout:

@@ -1,9 +1,15 @@
 """Planning against the repository's tree, and publishing the plan: commit, push, retries.
 
 A push the remote rejects because it moved on is not an error: the working copy is refreshed,
-the plan is made again against the new tree (a concurrent change may have done part of the
-work, or moved a file into the way) and pushed again, up to `git.push_retries` times. Nothing
-is ever merged.
+the documents are read again and the plan is made again against the new tree, then pushed
+again, up to `git.push_retries` times. Nothing is ever merged.
+
+Reading again is what keeps several writers from losing an update (issue 11, item 1): the
+commit that beat us was pushed by a writer whose read of the source came before its push, and
+our new read comes after our fetch of that commit, so it is at least as new. Re-planning with
+the documents of the first read could replace a newer state with an older one (a resize
+undone, a pruned cluster brought back). The new read also drops render-cache hits whose files
+the other writer changed, so they are rendered instead of planned without content.
 """
 
 from __future__ import annotations
@@ -74,40 +80,47 @@ def current_files(
 
 @dataclass(frozen=True)
 class Published:
-    """What publishing did: the last plan, and the commit when it was pushed."""
+    """What publishing did: the last plan (and the planner, with the read, that made it), and
+    the commit when it was pushed."""
 
     plan: Plan
+    planner: Planner
     commit: str | None = None
     pushed: bool = False
     attempts: int = 0  # commits pushed or tried
     written: int = 0  # files added or updated, over every attempt
 
 
+# Reads the source again for a tree the remote moved on to, and returns its planner.
+Reread = Callable[[Mapping[str, str]], Planner]
+
+
 def publish(
-    repo: Repository, plan_for: Callable[[Mapping[str, str]], Plan], tree: Mapping[str, str],
-    layout: Layout, *, retries: int, before_push: Callable[[], None] | None = None,
+    repo: Repository, planner: Planner, tree: Mapping[str, str], layout: Layout, *,
+    retries: int, reread: Reread, before_push: Callable[[], None] | None = None,
 ) -> Published:
-    """Plan, commit and push once; re-plan and retry while the remote keeps moving on."""
+    """Plan, commit and push once; read again, re-plan and retry while the remote moves on."""
     attempts = written = 0
     while True:
-        plan = plan_for(tree)
+        plan = planner(tree)
         if plan.empty:
-            return Published(plan, attempts=attempts, written=written)
+            return Published(plan, planner, attempts=attempts, written=written)
         attempts += 1
         written += sum(1 for ch in plan.files if ch.action != "delete")
         sha, outcome = _commit_and_push(repo, plan, before_push)
         if outcome.pushed:
             checkpoint("after-push")
-            return Published(plan, sha, True, attempts, written)
+            return Published(plan, planner, sha, True, attempts, written)
         if attempts > retries:
             raise GitUnavailable(
                 f"the push was rejected {attempts} times because the remote kept moving on; "
                 "nothing was lost, run again"
             )
-        log.info("push rejected (%s): the remote moved on; re-planning (attempt %d)",
-                 outcome.summary, attempts + 1)
+        log.info("push rejected (%s): the remote moved on; reading the documents again and "
+                 "re-planning (attempt %d)", outcome.summary, attempts + 1)
         repo.refresh()
         tree = repo.tree(layout)
+        planner = reread(tree)
 
 
 def _commit_and_push(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 LIST_LIMIT = 25  # clusters listed per action in text output
@@ -34,39 +36,55 @@ def colour_diff(diff: str, enabled: bool) -> str:
     return "".join(out)
 
 
-def format_text(report: Any, *, color: bool = False) -> str:
-    """The report as people read it: diff, summary line, clusters per action, failures."""
+def format_text(report: Any, *, color: bool = False, stat: bool = False) -> str:
+    """The report as people read it: diff, summary line, clusters per action, failures.
+
+    `stat` (sync --stat): no diff; every changed cluster is listed with its changed files.
+    """
     lines: list[str] = []
-    if report.diff:
+    if report.diff and not stat:
         lines.append(colour_diff(report.diff, color).rstrip("\n"))
         lines.append("")
     if report.plan is not None:
-        lines.extend(_plan_lines(report))
+        lines.extend(_plan_lines(report, stat))
     else:
         lines.append(_tree_summary(report))
-    for f in report.failed:
-        lines.extend(_failure_lines(f, report.command, color))
+    for group in failure_groups(report.failed):
+        lines.extend(_failure_lines(group, report.command, color))
     for w in report.warnings:
         lines.append(_style(f"  warning  {w}", "yellow", color))
     return "\n".join(lines) + "\n"
 
 
-def _plan_lines(report: Any) -> list[str]:
+def _plan_lines(report: Any, stat: bool = False) -> list[str]:
     """The summary of a sync (what changed, and whether it was pushed) and its clusters."""
     plan = report.plan
     counts = plan.counts()
     head = (f"{counts['add']} added, {counts['update']} updated, {counts['prune']} pruned, "
             f"{counts['unchanged']} unchanged, {len(report.failed)} failed")
     lines = [f"trinogen {report.command}: {head}; {_outcome(report)}"]
+    files = _files_per_cluster(plan.files) if stat else {}
+    limit = None if stat else LIST_LIMIT
     for action, word in (("add", "added"), ("update", "updated"), ("prune", "pruned")):
         changes = plan.by_action(action)
-        for c in changes[:LIST_LIMIT]:
+        for c in changes[:limit]:
             why = f" ({c.reason})" if c.reason else ""
-            lines.append(f"  {word:8} {c.cluster_id}{why}")
-        if len(changes) > LIST_LIMIT:
+            lines.append(f"  {word:8} {c.cluster_id}{why}{files.get(c.cluster_id, '')}")
+        if limit is not None and len(changes) > limit:
             lines.append(f"  {word:8} ... and {len(changes) - LIST_LIMIT} more "
                          "(--output json lists all)")
     return lines
+
+
+def _files_per_cluster(changes: Iterable[Any]) -> dict[str, str]:
+    """Cluster id -> ": N files (a added, u updated, d deleted)" for --stat."""
+    per: dict[str, Counter[str]] = {}
+    for ch in changes:
+        per.setdefault(ch.cluster or "", Counter())[ch.action] += 1
+    words = (("add", "added"), ("update", "updated"), ("delete", "deleted"))
+    return {cid: f": {sum(n.values())} files ("
+                 + ", ".join(f"{n[a]} {w}" for a, w in words if n[a]) + ")"
+            for cid, n in per.items()}
 
 
 def _outcome(report: Any) -> str:
@@ -87,9 +105,30 @@ def _tree_summary(report: Any) -> str:
             + (f"; written to {report.out_dir}" if report.out_dir else ""))
 
 
-def _failure_lines(f: Any, command: str, color: bool) -> list[str]:
-    name = f.cluster_id or f"_id={f.doc_id}"
-    kept = "; its files in git are kept as they are" if command == "sync" else ""
+def failure_groups(failed: Iterable[Any]) -> list[list[Any]]:
+    """Failures in order, with render failures of the same problems in one group (a template
+    bug fails every cluster alike: it is told once, with the clusters it affects)."""
+    groups: list[list[Any]] = []
+    by_problem: dict[tuple[Any, ...], list[Any]] = {}
+    for f in failed:
+        if f.stage != "render":
+            groups.append([f])
+            continue
+        key = tuple((p.field, p.message) for p in f.problems)
+        if key not in by_problem:
+            by_problem[key] = []
+            groups.append(by_problem[key])
+        by_problem[key].append(f)
+    return groups
+
+
+def _failure_lines(group: list[Any], command: str, color: bool) -> list[str]:
+    f = group[0]
+    names = [g.cluster_id or f"_id={g.doc_id}" for g in group]
+    name = names[0] if len(names) == 1 else (
+        f"{len(names)} clusters: " + ", ".join(names[:5]) + (" ..." if len(names) > 5 else ""))
+    kept = ("; its files in git are kept as they are" if len(group) == 1
+            else "; their files in git are kept as they are") if command == "sync" else ""
     lines = [_style(f"  FAILED   {name} ({f.stage}){kept}", "red", color)]
     for p in f.problems:
         where = f"{p.field}: " if p.field else ""

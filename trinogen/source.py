@@ -1,8 +1,8 @@
 """MongoDB: read cluster documents, write status records. pymongo (or mongomock) only.
 
 `TRINOGEN_MONGODB_URI=mongomock://` serves documents from an in-process mongomock database seeded
-from every *.json file (Extended JSON: one document or an array) in `mongodb.seed_dir`. Its data
-lives as long as the process.
+from every *.json / *.jsonl file (Extended JSON: one document, an array, or one document per line)
+in `mongodb.seed_dir`. Its data lives as long as the process.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
+from trinogen.redact import redact_text, redact_url
 from trinogen.settings import MongoSettings
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,9 @@ def connect(settings: MongoSettings) -> Source:
             tz_aware=True,
         )
     except (ConfigurationError, InvalidURI, ValueError) as e:
-        raise ConfigError(f"mongodb.uri is not usable: {e}") from e
+        # pymongo's message may quote the URI (its query string included): redact it
+        raise ConfigError(f"mongodb.uri ({redact_url(uri)}) is not usable: "
+                          f"{redact_text(str(e))}") from e
     return Source(client, settings)
 
 
@@ -185,61 +188,126 @@ def _refused(where: str, doc: Any, reason: str) -> RawDocument:
     return RawDocument(key or json.dumps(where), body, unreadable=f"{where}: {reason}")
 
 
-def load_seed(directory: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[RawDocument], bool]:
-    """(where, document) for every document of every *.json file in `directory` (Extended JSON:
-    one document or an array), the refused ones, and whether every file could be read."""
-    from bson import json_util
+Seeds = list[tuple[str, dict[str, Any]]]
 
+
+
+def _ejson_errors() -> tuple[type[Exception], ...]:
+    """What bson's Extended JSON decoding raises for a malformed value: {"$oid": "zzz"} is a
+    BSONError, {"$numberDecimal": "abc"} an ArithmeticError, an out-of-range $date a ValueError."""
+    from bson.errors import BSONError
+
+    return (BSONError, ValueError, TypeError, OverflowError, ArithmeticError, RecursionError,
+            KeyError)
+
+
+def load_seed(directory: Path) -> tuple[Seeds, list[RawDocument], bool]:
+    """(where, document) for every document of every *.json / *.jsonl file in `directory`
+    (Extended JSON: one document, an array, or one document per line as mongoexport writes by
+    default), the refused ones, and whether every file could be read."""
     if not directory.is_dir():
         raise ConfigError(f"mongodb.seed_dir {directory} is not a directory")
-    docs: list[tuple[str, dict[str, Any]]] = []
+    docs: Seeds = []
     refused: list[RawDocument] = []
     complete = True
-    for path in sorted(directory.glob("*.json")):
-        try:
-            data = json_util.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, TypeError, OSError, RecursionError) as e:
+    for path in sorted([*directory.glob("*.json"), *directory.glob("*.jsonl")]):
+        items = _seed_items(path)
+        if isinstance(items, str):
             # Its documents are unknown: report the file, and prune nothing as "deleted".
-            reason = "nests too deeply" if isinstance(e, RecursionError) else str(e)[:200]
-            log.error("seed file %s cannot be read: %s", path, reason)
-            refused.append(_refused(f"seed file {path.name}", None,
-                                    f"cannot be read as Extended JSON ({reason}); no cluster is "
-                                    "pruned as deleted until it can"))
+            log.error("seed file %s cannot be read: %s", path, items)
+            refused.append(_refused(f"seed file {path.name}", None, items))
             complete = False
             continue
-        items = data if isinstance(data, list) else [data]
-        for i, item in enumerate(items):
-            where = f"seed file {path.name}" + (f" item {i}" if isinstance(data, list) else "")
-            if not isinstance(item, dict):
-                refused.append(_refused(where, item, "is not a document"))
-            elif "_id" not in item:
-                # The database would invent a new ObjectId on every run (the seed is loaded
-                # afresh each time), so the cluster's files would change on every sync. An _id
-                # derived from clusterId would instead turn a rename into delete + add and could
-                # collide with another document's real _id: refuse, as the README's table says.
-                refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
-                                        '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
-            else:
-                docs.append((where, item))
+        for where, item in items:
+            complete = _seed_item(where, item, docs, refused) and complete
     return docs, refused, complete
+
+
+def _seed_items(path: Path) -> list[tuple[str, Any]] | str:
+    """The file's items as plain JSON, each with where it is; or why the file cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return f"cannot be read ({e}); no cluster is pruned as deleted until it can"
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        return "cannot be read: it nests too deeply; no cluster is pruned as deleted until it can"
+    except ValueError as e:
+        lines = _json_lines(text)
+        if lines is None:
+            return (f"cannot be read as Extended JSON ({str(e)[:200]}): write one document, an "
+                    "array of documents, or one document per line (mongoexport's default); no "
+                    "cluster is pruned as deleted until it can")
+        return [(f"seed file {path.name} line {n}", item) for n, item in lines]
+    if isinstance(data, list):
+        return [(f"seed file {path.name} item {i}", item) for i, item in enumerate(data)]
+    return [(f"seed file {path.name}", data)]
+
+
+def _json_lines(text: str) -> list[tuple[int, Any]] | None:
+    """JSON Lines (one document per line), or None when some line is not JSON."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except (ValueError, RecursionError):
+            return None
+    return out or None
+
+
+def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument]) -> bool:
+    """Decode one item's Extended JSON and keep or refuse it; False when it names no known
+    document (then nothing may be pruned as deleted)."""
+    from bson import json_util
+
+    if not isinstance(item, dict):
+        refused.append(_refused(where, item, "is not a document"))
+        return True
+    if "_id" not in item:
+        # The database would invent a new ObjectId on every run (the seed is loaded
+        # afresh each time), so the cluster's files would change on every sync. An _id
+        # derived from clusterId would instead turn a rename into delete + add and could
+        # collide with another document's real _id: refuse, as the README's table says.
+        refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
+                                '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
+        return True
+    try:
+        doc = json_util.loads(json.dumps(item))
+    except _ejson_errors() as e:
+        # A malformed value anywhere (an ignored field too) fails this document only; its
+        # plain _id still names it when that is well-formed, so its cluster keeps its files.
+        known = _identity(item)
+        refused.append(_refused(where, known, "has malformed Extended JSON "
+                                f"({type(e).__name__}: {str(e)[:200]})"))
+        return "_id" in known
+    docs.append((where, doc))
+    return True
+
+
+def _identity(item: dict[str, Any]) -> dict[str, Any]:
+    """The item's _id (when it decodes) and clusterId (when it is text): enough to name it."""
+    from bson import json_util
+
+    known: dict[str, Any] = {}
+    if isinstance(item.get("clusterId"), str):
+        known["clusterId"] = item["clusterId"]
+    try:
+        known["_id"] = json_util.loads(json.dumps({"_id": item["_id"]}))["_id"]
+    except _ejson_errors():
+        pass
+    return known
 
 
 def _explain(e: Exception, s: MongoSettings) -> str:
     from pymongo.errors import OperationFailure, ServerSelectionTimeoutError
 
-    where = f"MongoDB ({_redact(s.uri)}, {s.database}.{s.collection})"
+    where = f"MongoDB ({redact_url(s.uri)}, {s.database}.{s.collection})"
     if isinstance(e, OperationFailure) and e.code in (13, 18):
-        return f"{where}: authentication or authorization failed: {e.details.get('errmsg', e) if e.details else e}"
+        detail = e.details.get("errmsg", e) if e.details else e
+        return f"{where}: authentication or authorization failed: {redact_text(str(detail))}"
     if isinstance(e, ServerSelectionTimeoutError):
         return f"{where} is unreachable after {s.timeout_ms} ms; check mongodb.uri and the network"
-    return f"{where}: {type(e).__name__}: {str(e)[:300]}"
-
-
-def _redact(uri: str) -> str:
-    """The URI without its password."""
-    if "@" not in uri or "://" not in uri:
-        return uri
-    scheme, rest = uri.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
+    return f"{where}: {type(e).__name__}: {redact_text(str(e))[:300]}"

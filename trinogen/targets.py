@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from trinogen.errors import ConfigError
 from trinogen.model import RawDocument, claimed_cluster_id
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
@@ -42,7 +43,28 @@ def read_documents(
     cluster_ids = set(targets.clusters) | {c for c, d in repo_docs.items() if d in doc_ids}
     doc_ids |= {repo_docs[c] for c in cluster_ids if c in repo_docs}
     raws = source.read_targeted(doc_ids, cluster_ids)
+    require_known(targets.clusters, raws, repo_docs)
     return _with_claimants(source, raws, cluster_ids)
+
+
+def unknown_clusters(
+    requested: Iterable[str], raws: Iterable[RawDocument], recorded: Iterable[str]
+) -> list[str]:
+    """The requested cluster ids that no document claims and the repository does not hold."""
+    return sorted(set(requested) - _claims(raws) - set(recorded))
+
+
+def require_known(
+    requested: Iterable[str], raws: Iterable[RawDocument], recorded: Iterable[str] = ()
+) -> None:
+    """Refuse a `--cluster` that names nothing: a typo must not pass a drift gate as "no change"."""
+    unknown = unknown_clusters(requested, raws, recorded)
+    if unknown:
+        raise ConfigError(
+            f"--cluster {', '.join(unknown)}: no document has this clusterId and the GitOps "
+            "repository holds no such cluster; check the spelling (trinogen validate lists the "
+            "documents)"
+        )
 
 
 def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:

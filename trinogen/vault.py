@@ -24,6 +24,7 @@ from trinogen.errors import (
     SecretProblem,
     VaultUnavailable,
 )
+from trinogen.redact import redact_url
 from trinogen.secrets import Secret, SecretData
 from trinogen.settings import VaultSettings
 
@@ -77,10 +78,7 @@ class VaultReader:
         with self._count:
             self.requests += 1
         try:
-            if self.kv_version == 2:
-                raw, version = _kv2(self.client, mount, path)
-            else:
-                raw, version = _kv1(self.client, mount, path)
+            raw, version = self._read_kv(mount, path)
         except hx.InvalidPath as e:
             raise SecretNotFound(
                 f"Vault has no secret at {secret_path} (or its current version is deleted)"
@@ -93,7 +91,7 @@ class VaultReader:
         except (hx.VaultDown, hx.InternalServerError, hx.BadGateway, hx.RateLimitExceeded,
                 hx.VaultNotInitialized, hx.UnexpectedError) as e:
             raise VaultUnavailable(
-                f"Vault at {self.settings.addr} failed while reading {secret_path} "
+                f"Vault at {redact_url(self.settings.addr or '')} failed while reading {secret_path} "
                 f"({type(e).__name__}, after {self.settings.retries} retries); nothing was "
                 "written, run again when Vault is healthy"
             ) from e
@@ -101,24 +99,57 @@ class VaultReader:
             raise SecretProblem(f"Vault refused reading {secret_path}: {type(e).__name__}") from e
         except requests.exceptions.RequestException as e:
             raise VaultUnavailable(
-                f"Vault at {self.settings.addr} failed while reading {secret_path}: "
+                f"Vault at {redact_url(self.settings.addr or '')} failed while reading {secret_path}: "
                 f"{_describe(e, self.settings)}; nothing was written"
             ) from e
         return SecretData(version=version, values=_mask(raw))
+
+    def _read_kv(self, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
+        try:
+            if self.kv_version == 2:
+                return _kv2(self.client, mount, path)
+            return _kv1(self.client, mount, path)
+        except _Unexpected as e:
+            raise VaultUnavailable(
+                f"Vault at {redact_url(self.settings.addr or '')} answered the read of "
+                f"{mount}/{path} with an unexpected body ({e}); check that VAULT_ADDR is Vault "
+                "itself (not a proxy or login page) and that secrets.kv_version matches the "
+                "mount; nothing was written"
+            ) from None
+
+
+class _Unexpected(Exception):
+    """Vault answered 200 with a body that is not a KV response (what it was is the message)."""
 
 
 def _kv2(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
     resp = client.secrets.kv.v2.read_secret_version(
         path=path, mount_point=mount, raise_on_deleted_version=True
     )
-    body = resp.get("data") or {}
-    version = (body.get("metadata") or {}).get("version")
-    return body.get("data") or {}, int(version) if version is not None else None
+    body = _part(resp, "data", "the response")
+    version = _part(body, "metadata", "data").get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise _Unexpected(f"data.metadata.version is {type(version).__name__}, not a number")
+    return _part(body, "data", "data"), version
 
 
 def _kv1(client: Any, mount: str, path: str) -> tuple[Mapping[str, Any], int | None]:
     resp = client.secrets.kv.v1.read_secret(path=path, mount_point=mount)
-    return resp.get("data") or {}, None
+    return _part(resp, "data", "the response"), None
+
+
+def _part(obj: Any, key: str, where: str) -> Mapping[str, Any]:
+    """`obj[key]` as an object ({} when absent or null). hvac hands back the raw HTTP response
+    when a 200 body is not JSON (a proxy's HTML page), so `obj` is checked too."""
+    if not isinstance(obj, Mapping):
+        plain = obj is None or isinstance(obj, (list, str, int, float))
+        raise _Unexpected(f"{where} is {type(obj).__name__ if plain else 'not JSON'}")
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _Unexpected(f"{key} in {where} is a {type(value).__name__}, not an object")
+    return value
 
 
 def _mask(raw: Mapping[str, Any]) -> dict[str, Secret]:
@@ -157,16 +188,16 @@ def connect(settings: VaultSettings, kv_version: int, environ: Mapping[str, str]
         client.auth.token.lookup_self()
     except (hx.Forbidden, hx.Unauthorized, hx.InvalidRequest) as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} rejected trinogen's {settings.auth_method} login: "
+            f"Vault at {redact_url(settings.addr)} rejected trinogen's {settings.auth_method} login: "
             f"{_first_error(e)}; check the credentials"
         ) from e
     except hx.VaultError as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} failed at login: {type(e).__name__}; nothing was written"
+            f"Vault at {redact_url(settings.addr)} failed at login: {type(e).__name__}; nothing was written"
         ) from e
     except requests.exceptions.RequestException as e:
         raise VaultUnavailable(
-            f"Vault at {settings.addr} could not be used: {_describe(e, settings)}; nothing was "
+            f"Vault at {redact_url(settings.addr)} could not be used: {_describe(e, settings)}; nothing was "
             "written"
         ) from e
     return VaultReader(client, settings, kv_version)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -226,6 +227,11 @@ _SCALER_FIELDS = {
                        "cooldownPeriod"}),
 }
 _TRIGGER_FIELDS = frozenset({"type", "metadata", "name", "metricType", "authenticationRef"})
+# KEDA's scaler metadata keys are camelCase identifiers (`serverAddress`, `passwordFromEnv`). The
+# chart runs the whole trigger list through Helm's `tpl` after `toYaml`, so a key is template
+# text too: anything beyond an identifier (braces, quotes, line breaks, U+2028) is refused
+# rather than escaped, since no scaler reads such a key (issue 11, item 3).
+_METADATA_KEY = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
 
 
 def autoscaling(value: Any, c: Checker) -> Autoscaling | None:
@@ -326,6 +332,10 @@ def _trigger_metadata(value: Any, path: str, c: Checker) -> dict[str, str] | Non
     out = {}
     for key, raw in meta.items():
         mpath = field_path(path, "metadata", key)
+        if not _METADATA_KEY.fullmatch(key):
+            c.error(mpath, "is not a KEDA metadata key: use a camelCase name of letters and "
+                    "digits such as \"serverAddress\" (at most 63 characters)")
+            continue
         text = c.string(raw, mpath, max_len=4096)
         if text is not None and "{{" in text:
             c.error(mpath, "may not contain '{{' (the chart runs triggers through tpl)")

@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Mapping
 
 from trinogen.errors import ConfigError
+from trinogen.redact import has_credentials, redact_url
 from trinogen.settings.types import Settings
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -29,6 +30,7 @@ def check(s: Settings) -> None:
     _check_log_level(s)
     _check_limits(s)
     _check_output_roots(s)
+    _check_pins(s)
     for name, profile in s.profiles.items():
         if not isinstance(profile, Mapping):
             raise ConfigError(f"profile {name!r} must be a mapping")
@@ -89,3 +91,15 @@ def _check_relative(key: str, name: str) -> None:
     if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise ConfigError(f"setting {key} {name!r} must be a relative path inside the "
                           "repository, '/'-separated, without '.', '..' or empty segments")
+
+
+def _check_pins(s: Settings) -> None:
+    """The chart stays pinned, and no credential is committed in an Application."""
+    if not s.chart.version.strip():
+        raise ConfigError("setting chart.version is empty, which would let Argo CD take whatever "
+                          "chart version is newest; set the chart version to deploy, e.g. 1.42.2")
+    for key, url in (("argocd.repo_url", s.argocd.repo_url), ("chart.repo_url", s.chart.repo_url)):
+        if url and has_credentials(url):
+            raise ConfigError(f"setting {key} ({redact_url(url)}) carries credentials, which "
+                              "would be committed in every Application; remove them and give "
+                              "Argo CD repository credentials for it instead")

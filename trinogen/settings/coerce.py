@@ -7,6 +7,7 @@ Each declared type has one converter, chosen by the field's type hint.
 from __future__ import annotations
 
 import functools
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ from trinogen.errors import ConfigError
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 _SCALARS = (str, int, float, bool)
+_LARGEST = 2**31 - 1  # seconds, milliseconds, counts: more is a typo, and C APIs overflow
 
 
 @functools.cache
@@ -60,9 +62,15 @@ def _number(kind: type[int | float]) -> Callable[[Any, str], int | float]:
         if isinstance(value, bool):  # True is an int to Python, not a number to a user
             raise ConfigError(f"setting {where} must be a number, not {value!r}")
         try:
-            return kind(value)
-        except (TypeError, ValueError):
+            number = kind(value)
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"setting {where} must be a number, not {value!r}") from None
+        # "inf" and "nan" parse as floats, and Python ints have no bound; no setting means
+        # them, and sleep(), sockets and subprocess timeouts overflow on them.
+        if abs(number) > _LARGEST or not math.isfinite(number):
+            raise ConfigError(f"setting {where} must be a finite number of at most "
+                              f"{_LARGEST}, not {str(value)[:40]!r}")
+        return number
 
     return convert
 
@@ -83,7 +91,8 @@ def _to_tuple(value: Any, where: str) -> tuple[str, ...]:
 
 def _to_mapping(value: Any, where: str) -> dict[str, str]:
     """Mapping[str, str], the one non-scalar setting type (secrets.refs)."""
-    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+    if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                          for k, v in value.items()):
         return dict(value)
     raise ConfigError(f"setting {where} must be a mapping of strings")
 

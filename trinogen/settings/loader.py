@@ -98,9 +98,36 @@ def _merge_flags(overrides: Mapping[str, Any], raw: Raw) -> None:
         if value is None:
             continue
         section, _, key = dotted.partition(".")
-        _known_section(section, f"--set {dotted}")
-        _known_key(section, key, f"--set {dotted}")
-        raw[section][key] = value
+        where = f"--set {dotted}"
+        if section in _LAYERS:
+            raise ConfigError(f"{where}: {section} are document layers; set them in the "
+                              "configuration file")
+        _known_section(section, where)
+        key, _, entry = key.partition(".")
+        _known_key(section, key, where)
+        _merge_flag(raw[section], section, key, entry, value)
+
+
+def _merge_flag(raw: dict[str, Any], section: str, key: str, entry: str, value: Any) -> None:
+    """One `--set`: a plain setting, or one entry of a map-valued one (`secrets.refs.NAME=V`).
+
+    A flag is text, so a map-valued setting cannot take it whole; a flag naming one entry is
+    added to the map the file gave (issue 11, item 5).
+    """
+    scalar = is_scalar(sections()[section], key)
+    where = f"--set {section}.{key}"
+    if scalar and entry:
+        raise ConfigError(f"{where}.{entry}: {section}.{key} is not a map; write "
+                          f"{section}.{key}=VALUE")
+    if not scalar and not entry:
+        raise ConfigError(f"{where}: {section}.{key} is a map; set one entry with "
+                          f"--set {section}.{key}.NAME=VALUE, or the whole map in the "
+                          "configuration file")
+    if not entry:
+        raw[key] = value
+        return
+    current = raw.get(key)
+    raw[key] = {**(current if isinstance(current, Mapping) else {}), entry: value}
 
 
 def _known_section(section: Any, where: str) -> None:

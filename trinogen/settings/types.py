@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trinogen.redact import strip_userinfo
+
 
 @dataclass(frozen=True)
 class MongoSettings:
@@ -171,7 +173,13 @@ class Settings:
 
     @property
     def repo_url(self) -> str:
-        return self.argocd.repo_url or self.git.remote or ""
+        """The GitOps repository as the Applications name it: never with git.remote's token.
+
+        The Applications are committed, and Argo CD reaches the repository with its own
+        repository credentials (matched by URL), so `https://oauth2:TOKEN@host/...` becomes
+        `https://host/...` (issue 11, item 4).
+        """
+        return self.argocd.repo_url or strip_userinfo(self.git.remote or "")
 
     @property
     def target_revision(self) -> str:

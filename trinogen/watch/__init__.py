@@ -38,12 +38,14 @@ from trinogen.watch.batching import Batch
 from trinogen.watch.decision import Sync, Work, decide
 from trinogen.watch.feed import (
     DOCUMENT_EVENTS,
+    NO_CHANGE_STREAM_CODES,
     PIPELINE,
     STREAM_END_EVENTS,
     TOKEN_LOST_CODES,
     Changed,
     ChangeFeed,
     ChangeStream,
+    ChangeStreamsUnsupported,
     Ended,
     Event,
     FeedFailed,
@@ -67,8 +69,8 @@ from trinogen.watch.syncing import Syncer, SyncOutcome
 _utcnow = utcnow  # the old name, kept for callers of the single-module watcher
 
 __all__ = [
-    "DOCUMENT_EVENTS", "PIPELINE", "STREAM_END_EVENTS", "TOKEN_LOST_CODES", "Batch",
-    "ChangeFeed", "ChangeStream", "Changed", "Ended", "Event", "Failures", "Feed", "FeedFailed",
+    "DOCUMENT_EVENTS", "NO_CHANGE_STREAM_CODES", "PIPELINE", "STREAM_END_EVENTS", "TOKEN_LOST_CODES", "Batch",
+    "ChangeFeed", "ChangeStream", "ChangeStreamsUnsupported", "Changed", "Ended", "Event", "Failures", "Feed", "FeedFailed",
     "HealthServer", "Ignored", "Lease", "LeaseLike", "LeaseLost", "LeaseUnavailable", "Metrics",
     "PositionLost", "PositionRejected", "Quiet", "Refusal", "Snapshot", "Stream",
     "StreamPosition", "Sync", "SyncOutcome", "Syncer", "Watcher", "Work", "backoff", "compose",

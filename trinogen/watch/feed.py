@@ -30,6 +30,9 @@ TOKEN_LOST_CODES = {
     280: "ChangeStreamFatalError",
     260: "InvalidResumeToken",
 }
+# Server errors meaning "this server has no change streams at all" (a standalone mongod answers
+# 40573 "only supported on replica sets"; FerretDB answers 238 NotImplemented): retrying never helps.
+NO_CHANGE_STREAM_CODES = {40573: "Location40573", 238: "NotImplemented"}
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -81,6 +84,18 @@ class PositionLost(FeedFailed):
 
 class PositionRejected(FeedFailed):
     """The server refused to open a stream after the given position."""
+
+
+class ChangeStreamsUnsupported(SourceUnavailable):
+    """The server has no change streams (not a replica set): the watcher cannot work there.
+
+    Not a FeedFailed: the loop does not retry it, the command exits 4 at once.
+    """
+
+
+def unsupported(code: object, message: str) -> bool:
+    """Whether a server error says change streams are not available on this server."""
+    return code in NO_CHANGE_STREAM_CODES or "only supported on replica sets" in message
 
 
 def _describe(e: Exception) -> str:
@@ -165,6 +180,12 @@ class ChangeFeed:
                 max_await_time_ms=self.max_await_ms,
             )
         except OperationFailure as e:
+            if unsupported(e.code, str(e)):
+                raise ChangeStreamsUnsupported(
+                    f"trinogen watch needs MongoDB change streams, which need a replica set (or "
+                    f"a sharded cluster); this server has none ({_describe(e)}). Run trinogen "
+                    "sync on a schedule instead, or convert the server to a replica set"
+                ) from e
             # The server answered, and refused: with a position, the position may be the cause
             # (the loop finds out by opening from now).
             raise (PositionRejected if after is not None else FeedFailed)(_describe(e)) from e

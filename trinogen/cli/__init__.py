@@ -1,0 +1,326 @@
+"""The `trinogen` command line: parse, load settings, build adapters, call one pipeline function,
+print, exit with the code from the one table in trinogen.errors (and the README)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from trinogen import __version__
+from trinogen.cli.options import (
+    ClusterOpt,
+    ConfigOpt,
+    Globals,
+    InlineOpt,
+    LogFormatOpt,
+    LogLevelOpt,
+    OutputOpt,
+    RemoteOpt,
+    SetOpt,
+    globals_of,
+)
+from trinogen.cli.output import Progress, finish, jsonable, print_report, setup_logging, use_color
+from trinogen.errors import ConfigError, ExitCode, SafetyRefusal
+from trinogen.redact import redact_text
+
+if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
+    from trinogen.gitops import WorkingCopy
+    from trinogen.ports import ReaderFactory
+    from trinogen.settings import Settings
+    from trinogen.vault import VaultReader
+
+app = typer.Typer(
+    name="trinogen",
+    help="Turn Trino cluster documents in MongoDB into the GitOps repository Argo CD deploys from.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # never print locals: they may hold secrets
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+log = logging.getLogger("trinogen")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"trinogen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+    log_level: LogLevelOpt = None,
+    log_format: LogFormatOpt = None,
+) -> None:
+    ctx.obj = globals_of(config, set_, log_level, log_format)
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+
+@app.command()
+def validate(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
+             log_level: LogLevelOpt = None, log_format: LogFormatOpt = None,
+             output: OutputOpt = "text") -> None:
+    """Validate every document; list the problems; exit 1 when any document is invalid."""
+    flags = globals_of(config, set_, log_level, log_format)
+
+    def run() -> int:
+        from trinogen import pipeline, source
+
+        settings = _settings(ctx, flags)
+        report = pipeline.validate(settings, source.connect(settings.mongodb))
+        print_report(report, output)
+        return ExitCode.CLUSTERS_FAILED if report.failed else ExitCode.OK
+
+    finish(run, output, "validate")
+
+
+@app.command()
+def render(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the tree into (no git).")],
+    cluster: ClusterOpt = None,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    log_level: LogLevelOpt = None,
+    log_format: LogFormatOpt = None,
+    output: OutputOpt = "text",
+    allow_inline_secrets: InlineOpt = False,
+) -> None:
+    """Render the desired tree for the enabled, valid documents into --out."""
+    flags = globals_of(config, set_, log_level, log_format)
+
+    def run() -> int:
+        from trinogen import pipeline, source
+
+        settings = _settings(ctx, flags)
+        with _progress(output, settings) as progress:
+            report = pipeline.render(
+                settings, source.connect(settings.mongodb), out, clusters=cluster or (),
+                reader_factory=_vault_factory(settings, progress),
+                inline=pipeline.inline_mode(settings, allow_inline_secrets), progress=progress,
+            )
+        print_report(report, output)
+        return ExitCode.CLUSTERS_FAILED if report.failed else ExitCode.OK
+
+    finish(run, output, "render")
+
+
+@app.command()
+def sync(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and diff; change nothing.")] = False,
+    exit_code: Annotated[bool, typer.Option("--exit-code", help="Only with --dry-run: exit 5 when changes are pending.")] = False,
+    stat: Annotated[bool, typer.Option("--stat", help="Counts and files per cluster instead of the diff.")] = False,
+    cluster: ClusterOpt = None,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Allow pruning everything when the source is empty.")] = False,
+    allow_mass_prune: Annotated[bool, typer.Option("--allow-mass-prune", help="Allow pruning more clusters than the sync.max_prune_* limits.")] = False,
+    allow_inline_secrets: InlineOpt = False,
+    remote: RemoteOpt = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Branch (git.branch).")] = None,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    log_level: LogLevelOpt = None,
+    log_format: LogFormatOpt = None,
+    output: OutputOpt = "text",
+    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal, unless NO_COLOR is set).")] = None,
+) -> None:
+    """Plan the GitOps repository against the documents; commit and push only the difference."""
+    flags = globals_of(config, set_, log_level, log_format)
+
+    def run() -> int:
+        from trinogen import pipeline, source
+
+        if exit_code and not dry_run:
+            # A drift gate that commits and pushes is not a gate: refuse before doing anything.
+            raise ConfigError("--exit-code only works with --dry-run (it reports pending "
+                              "changes; a sync without --dry-run pushes them)")
+        settings = _settings(ctx, flags, {"git.remote": remote, "git.branch": branch})
+        options = pipeline.SyncOptions(
+            dry_run=dry_run, allow_empty=allow_empty, allow_mass_prune=allow_mass_prune,
+            clusters=tuple(cluster or ()), inline=pipeline.inline_mode(settings, allow_inline_secrets),
+        )
+        try:
+            with _progress(output, settings) as progress:
+                report = pipeline.sync(
+                    settings, source.connect(settings.mongodb), _working_copy(settings),
+                    options=options, reader_factory=_vault_factory(settings, progress),
+                    progress=progress,
+                )
+        except SafetyRefusal as e:
+            raise _refusal_hint(e, allow_empty, allow_mass_prune) from None
+        print_report(report, output, stat=stat,
+                     color=use_color(color, os.environ, sys.stdout.isatty()))
+        if report.failed:
+            return ExitCode.CLUSTERS_FAILED
+        if exit_code and report.plan is not None and not report.plan.empty:
+            return ExitCode.CHANGES_PENDING
+        return ExitCode.OK
+
+    finish(run, output, "sync")
+
+
+@app.command()
+def status(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
+           log_level: LogLevelOpt = None, log_format: LogFormatOpt = None,
+           output: OutputOpt = "text") -> None:
+    """Show the last sync state of every cluster (from the status collection)."""
+    flags = globals_of(config, set_, log_level, log_format)
+
+    def run() -> int:
+        from trinogen import source
+
+        settings = _settings(ctx, flags)
+        mongo = source.connect(settings.mongodb)
+        records = mongo.read_status()
+        log.debug("status: %d records read (embedded database: %s)", len(records), mongo.ephemeral)
+        if output == "json":
+            rows = [{"clusterId": k, **{f: jsonable(v) for f, v in r.items() if f != "_id"}}
+                    for k, r in sorted(records.items())]
+            typer.echo(json.dumps({"schemaVersion": 1, "command": "status", "clusters": rows}, indent=2))
+        else:
+            typer.echo(_status_text(records, ephemeral=mongo.ephemeral), nl=False)
+        return ExitCode.OK
+
+    finish(run, output, "status")
+
+
+@app.command()
+def watch(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
+          log_level: LogLevelOpt = None, log_format: LogFormatOpt = None,
+          remote: RemoteOpt = None) -> None:
+    """Follow MongoDB change streams and sync changed clusters within seconds (long-running)."""
+    flags = globals_of(config, set_, log_level, log_format)
+
+    def run() -> int:
+        from trinogen import source
+        from trinogen import watch as watch_mod
+
+        settings = _settings(ctx, flags, {"git.remote": remote})
+        watch_mod.require_change_streams(settings)
+        # One pymongo client: documents, status, lease and the change stream.
+        mongo = source.connect(settings.mongodb)
+        watcher = watch_mod.compose(settings, mongo, mongo.collection, _working_copy(settings),
+                                    reader_factory=_vault_factory(settings))
+        return watch_mod.run(settings, watcher)
+
+    finish(run, "text", "watch")
+
+
+# --- plumbing ----------------------------------------------------------------------------------
+
+
+def _settings(ctx: typer.Context, flags: Globals, extra: dict[str, Any] | None = None) -> Settings:
+    """Settings from the global options given before and after the command name."""
+    from trinogen.settings import load_settings
+
+    given = flags.over(ctx.obj if isinstance(ctx.obj, Globals) else Globals())
+    setup_logging(given.log_level or "INFO", given.log_format or "text")  # until they are read
+    overrides = _overrides(given.overrides(), extra or {})
+    settings = load_settings(given.config, os.environ, overrides)
+    setup_logging(settings.log.level, settings.log.format)  # log.* from the file counts too
+    # Keys only: a --set value may be a credential.
+    log.debug("settings from %s; overridden on the command line: %s",
+              given.config or "defaults and TRINOGEN_* variables", ", ".join(sorted(overrides))
+              or "nothing")
+    return settings
+
+
+def _overrides(items: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+    """--set SECTION.KEY=VALUE items (later ones win), then the command's own flags."""
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or "." not in key:
+            raise ConfigError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g. git.branch=main")
+        overrides[key.strip()] = value
+    overrides.update({k: v for k, v in extra.items() if v is not None})
+    return overrides
+
+
+def _refusal_hint(e: SafetyRefusal, allow_empty: bool, allow_mass_prune: bool) -> SafetyRefusal:
+    """--allow-empty lets an empty source through, but pruning it all is also a mass prune."""
+    if allow_empty and not allow_mass_prune and "--allow-mass-prune" in str(e):
+        return SafetyRefusal(f"{e} (--allow-empty lets an empty source through; pruning every "
+                             "cluster also needs --allow-mass-prune: give both flags)")
+    return e
+
+
+def _status_text(records: dict[str, dict[str, Any]], *, ephemeral: bool) -> str:
+    lines: list[str] = []
+    if not records:
+        lines.append("the embedded database keeps no status records (they would die with the "
+                     "process); see git log of the GitOps repository" if ephemeral
+                     else "no status records yet: run trinogen sync")
+    for cid, r in sorted(records.items()):
+        lines.extend(_status_row(cid, r))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _status_row(cid: str, r: dict[str, Any]) -> list[str]:
+    commit = (r.get("commit") or "")[:10]
+    when = r.get("syncedAt") or r.get("errorAt") or ""
+    lines = [f"{cid:40} {r.get('state', '?'):8} {commit:10} {when}"]
+    if r.get("state") == "failed" and r.get("lastError"):
+        lines.extend(f"    {line}" for line in str(r["lastError"]).splitlines())
+    return lines
+
+
+def _working_copy(settings: Settings) -> WorkingCopy:
+    from trinogen.gitops import WorkingCopy, default_workdir
+
+    remote = settings.git.remote
+    if not remote:
+        raise ConfigError("set the GitOps repository: git.remote, TRINOGEN_GIT_REMOTE or --remote")
+    workdir = Path(settings.git.workdir) if settings.git.workdir else default_workdir(remote)
+    return WorkingCopy(settings.git, remote, workdir)
+
+
+def _vault_factory(settings: Settings, progress: Progress | None = None) -> ReaderFactory:
+    def factory() -> VaultReader:
+        from trinogen import vault
+
+        if progress is not None:  # called when the run first needs a secret: login, then reads
+            progress("vault", 0, 1)
+        return vault.connect(settings.vault, settings.secrets.kv_version, os.environ)
+
+    return factory
+
+
+def _progress(output: str, settings: Settings) -> Progress:
+    return Progress(terminal=output != "json" and sys.stderr.isatty(),
+                    lock_timeout=settings.git.lock_timeout)
+
+
+def main() -> None:
+    """Console-script entry point: a bug prints its traceback and exits 70."""
+    # A run allocates many long-lived objects (documents, rendered files) and few cycles: with
+    # the default thresholds the cyclic GC re-scans the growing heap over and over (a quarter of
+    # a 10,000-cluster sync). Collect young objects less often; everything is still collected.
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        app()
+    except SystemExit:
+        raise
+    except BaseException:  # noqa: BLE001 - the one place that catches bugs
+        # a library's exception may quote a remote with its token (GitCommandError's command)
+        sys.stderr.write(redact_text(traceback.format_exc()))
+        sys.stderr.write(
+            "trinogen: internal error (a bug): please report it with the traceback above\n"
+        )
+        sys.exit(ExitCode.INTERNAL)

@@ -1,0 +1,5 @@
+"""`python -m trinogen.cli`: the same entry point as the console script."""
+
+from trinogen.cli import main
+
+main()

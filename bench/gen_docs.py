@@ -78,7 +78,7 @@ def _connector(
         return {"name": f"hive-{env}", "properties": {
             "connector.name": "hive",
             "hive.metastore.uri": metastore,
-            "hive.allow-drop-table": rng.choice(["true", "false"]),
+            "hive.non-managed-table-writes-enabled": rng.choice(["true", "false"]),
             "hive.s3.path-style-access": "true",
             "hive.s3.endpoint": f"https://s3.{rng.choice(['eu-west-1', 'us-east-1'])}.amazonaws.com",
             "hive.max-partitions-per-scan": str(rng.choice([10000, 50000, 100000])),

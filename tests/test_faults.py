@@ -47,9 +47,9 @@ git:
 
 def first_docs() -> list[dict[str, Any]]:
     """alpha, beta (with a secret placeholder) and gamma, as synced before each fault."""
-    beta = hc.base("beta", connectors=[hc.connector("pg", **{
-        "connection-url": "jdbc:postgresql://pg.data.svc:5432/x",
-        "connection-password": "{{ PG_PASSWORD }}"})])
+    beta = hc.base("beta", connectors=[{"name": "pg", "properties": {
+        "connector.name": "postgresql", "connection-url": "jdbc:postgresql://pg.data.svc:5432/x",
+        "connection-password": "{{ PG_PASSWORD }}"}}])
     return [hc.base("alpha", _id=ObjectId("653a1a7b8e1f4a1e9c5d8e01")), beta, hc.base("gamma")]
 
 

@@ -48,8 +48,11 @@ def valid_doc(**changes: Any) -> dict[str, Any]:
         "properties": {"query": {"max-memory": "100TB", "max-memory-per-node": "12GB"},
                        "node": {"environment": "production"}},
         "connectors": [
+            # a lake catalog needs a file system to read tables (else a warning)
             {"name": "hive-prod", "properties": {"connector.name": "hive",
-                                                 "hive.metastore.uri": "thrift://hms:9083"}},
+                                                 "hive.metastore.uri": "thrift://hms:9083",
+                                                 "fs.native-s3.enabled": "true",
+                                                 "s3.region": "us-east-1"}},
             {"name": "mysql-rds", "properties": {"connector.name": "mysql",
                                                  "connection-password": "{{ MYSQL_RDS_PASSWORD }}"}},
         ],
@@ -310,7 +313,8 @@ def test_autoscaling_sets_workers_from_min_replicas() -> None:
 
 def test_placeholders_bind_to_scoped_references_and_env_names() -> None:
     """{{ NAME }} maps through the default convention; explicit refs keep mount/path/key."""
-    doc = valid_doc(**{"connectors/0/properties/x": "jdbc://{{ vault:secret/trino/analytics-prod/db#pw }}/y"})
+    doc = valid_doc(**{"connectors/1/properties/connection-url":
+                         "jdbc://{{ vault:secret/trino/analytics-prod/db#pw }}/y"})
     c = run(doc)
     assert isinstance(c, Cluster)
     uses = {u.env: str(u.ref) for u in c.secret_uses}

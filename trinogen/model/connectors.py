@@ -20,6 +20,7 @@ from trinogen.model.rules import (
     PROPERTY_KEY,
     RESERVED_CATALOGS,
 )
+from trinogen.model.trino import TrinoCheck
 from trinogen.model.types import Connector
 from trinogen.secrets import BoundSegment, PlaceholderError, bind, parse_value
 from trinogen.settings import SecretSettings
@@ -67,7 +68,8 @@ class Binding:
         return tuple(out)
 
 
-def connectors(value: Any, binding: Binding, c: Checker) -> tuple[Connector, ...] | None:
+def connectors(value: Any, binding: Binding, trino: TrinoCheck,
+               c: Checker) -> tuple[Connector, ...] | None:
     """Every connector of a document; None when the list itself is unusable."""
     if value is None:
         return ()
@@ -94,7 +96,7 @@ def connectors(value: Any, binding: Binding, c: Checker) -> tuple[Connector, ...
         props = c.mapping(conn.get("properties"), f"{path}.properties")
         if props is None:
             continue
-        entries, size = catalog_properties(props, path, binding, c)
+        entries, size = catalog_properties(props, path, binding, trino, c)
         total += size
         if name is not None:
             out.append(Connector(name=name, properties=entries))
@@ -135,13 +137,15 @@ def _check_unique(name: str, index: int, seen: dict[str, int], path: str, c: Che
 
 
 def catalog_properties(
-    props: Mapping[str, Any], path: str, binding: Binding, c: Checker
+    props: Mapping[str, Any], path: str, binding: Binding, trino: TrinoCheck, c: Checker
 ) -> tuple[CatalogEntries, int]:
     """Judge one catalog's properties: its entries (connector.name first, the rest sorted) and
-    the bytes they add to the catalog ConfigMap."""
+    the bytes they add to the catalog ConfigMap. The registry of the document's Trino version
+    judges the names (and the file systems their values switch on) once each is plain text."""
     if "connector.name" not in props:
         c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
     entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
+    texts: dict[str, tuple[str, str]] = {}
     size = 0
     for key, raw_value in props.items():
         kpath = field_path(path, "properties", key)
@@ -152,8 +156,10 @@ def catalog_properties(
         if text is None:
             continue
         size += len(key) + len(text)
+        texts[key] = (text, kpath)
         bound = binding.bind(text, kpath, c)
         if bound is not None:
             entries.append((key, bound))
+    trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries), size

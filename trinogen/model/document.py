@@ -8,6 +8,7 @@ identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connec
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
@@ -25,6 +26,7 @@ from trinogen.model.rules import (
     TOP_FIELDS,
     TRINO_VERSION,
 )
+from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
 from trinogen.settings import Settings
 
@@ -164,12 +166,14 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     )
     c.boolean(d.get("enabled"), "enabled")
     version = _trino_version(d.get("trinoVersion"), s.validation.min_trino_version, c)
+    trino = TrinoCheck.of(version, s.validation, c)
     cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
     props = properties(d.get("properties"), "properties", c, required=False)
-    sizing = cluster_config(cc, props, c)
+    sizing = cluster_config(cc, props, trino, c)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), c)
-    server = server_properties(props, c)
+    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c)
+    server = server_properties(props, trino, c)
+    log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
@@ -182,7 +186,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         owner=owner,
         trino_version=version,
         workers=sizing.workers,
-        coordinator=sizing.coordinator,
+        coordinator=replace(sizing.coordinator, extra_properties=(
+            *server.coordinator, *sizing.coordinator.extra_properties)),
         worker=sizing.worker,
         max_memory=server.max_memory,
         node_environment=server.node_environment,
@@ -195,6 +200,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         destination_name=destination[0],
         destination_server=destination[1],
         profile=profile if isinstance(profile, str) else None,
+        log_level=log_level,
+        log_properties=log_properties,
         warnings=tuple(c.warnings),
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinogen.model.checker import Checker, field_path, show, text_ok
+from trinogen.model.checker import MAPS, Checker, field_path, show, text_ok, type_name
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_NODE_KEYS,
@@ -18,6 +18,7 @@ from trinogen.model.rules import (
     PER_POD_NODE_KEYS,
     PROPERTY_KEY,
 )
+from trinogen.model.trino import TrinoCheck
 from trinogen.model.units import data_size_bytes
 from trinogen.secrets import Placeholder, PlaceholderError, parse_value
 
@@ -27,28 +28,36 @@ Pairs = tuple[tuple[str, str], ...]
 
 
 def properties(value: Any, path: str, c: Checker, *, required: bool) -> Props:
-    """Read `{section: {key: value}}` into flat keys, every value plain text."""
+    """Read `properties` into flat keys, every value plain text.
+
+    A string value is one whole property (`{"retry-policy": "TASK"}`); a mapping is a section
+    whose keys are joined with a dot (`{"query": {"max-memory": "1TB"}}` is query.max-memory).
+    """
     out: Props = {}
     sections = c.mapping(value, path, required=required)
-    if sections is None:
-        return out
-    for section, raw_entries in sections.items():
-        entries = c.mapping(raw_entries, field_path(path, section))
-        if entries is None:
+    for section, raw_entries in (sections or {}).items():
+        spath = field_path(path, section)
+        if isinstance(raw_entries, str):
+            _read_one(out, section, raw_entries, spath, c)
             continue
-        for key, raw in entries.items():
-            _read_one(out, section, key, raw, path, c)
+        if raw_entries is not None and not isinstance(raw_entries, MAPS):
+            c.error(spath, f"must be a string (the property {section}) or an object (the "
+                    f"section {section}.*), not {type_name(raw_entries)}")
+            continue
+        entries = c.mapping(raw_entries, spath)
+        for key, raw in (entries or {}).items():
+            flat = f"{section}.{key}" if section and key else ""
+            _read_one(out, flat, raw, field_path(path, section, key), c)
     return out
 
 
-def _read_one(out: Props, section: str, key: str, raw: Any, path: str, c: Checker) -> None:
-    flat = f"{section}.{key}"
-    kpath = field_path(path, section, key)
-    if not section or not key or not PROPERTY_KEY.fullmatch(flat) or not text_ok(flat):
+def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker) -> None:
+    if not flat or not PROPERTY_KEY.fullmatch(flat) or not text_ok(flat) or len(flat) > 256:
         c.error(kpath, "property names may not be empty or contain spaces or control "
-                "characters; write {\"section\": {\"key\": value}} for section.key")
+                "characters; write {\"name\": value} or {\"section\": {\"key\": value}} for "
+                "section.key")
         return
-    if flat in out:  # {"a": {"b.c": ..}} and {"a.b": {"c": ..}} are both a.b.c
+    if flat in out:  # {"a": {"b.c": ..}}, {"a.b": {"c": ..}} and {"a.b.c": ..} are all a.b.c
         c.error(kpath, f"names the property {flat} again (also {out[flat][1]}); set it once")
         return
     text = c.string(raw, kpath)
@@ -79,29 +88,41 @@ class ServerProperties:
 
     config: list[tuple[str, str]] = field(default_factory=list)  # additionalConfigProperties
     node: list[tuple[str, str]] = field(default_factory=list)  # additionalNodeProperties
+    coordinator: list[tuple[str, str]] = field(default_factory=list)  # coordinatorExtraConfig
     node_environment: str | None = None  # server.node.environment
     max_memory: str | None = None  # server.config.query.maxMemory
     include_coordinator: bool | None = None  # coordinator.config.nodeScheduler...
 
 
-def server_properties(props: Props, c: Checker) -> ServerProperties:
+def server_properties(props: Props, trino: TrinoCheck, c: Checker) -> ServerProperties:
     """Judge every top-level server property and route it (see the README's property table).
 
-    The per-node memory keys are left to each role (`roles.role`), which reads them with the
-    role's own overrides.
+    The chart's own keys are mapped or refused here; every other key is judged against the
+    registry of the document's Trino version, as a node or a config.properties line. A key only
+    the coordinator binds goes to the coordinator's file alone. The per-node memory keys are
+    left to each role (`roles.role`), which reads them with the role's own overrides.
     """
     out = ServerProperties()
+    node: Props = {}
+    config: Props = {}
     for key, (value, path) in sorted(props.items()):
         if key.startswith("node."):
-            _node_property(key, value, path, out, c)
+            if _node_property(key, value, path, out, c):
+                node[key] = (value, path)
         elif key in CHART_CONFIG_KEYS:
             _chart_config_property(key, value, path, out, c)
         else:
-            out.config.append((key, value))
+            config[key] = (value, path)
+    trino.node(node)
+    trino.server(config)
+    only = trino.coordinator_only
+    for key, (value, _) in config.items():
+        (out.coordinator if key in only else out.config).append((key, value))
     return out
 
 
-def _node_property(key: str, value: str, path: str, out: ServerProperties, c: Checker) -> None:
+def _node_property(key: str, value: str, path: str, out: ServerProperties, c: Checker) -> bool:
+    """Route one node.* key; True when it is an additionalNodeProperties line to judge."""
     if key == "node.environment":
         if NODE_ENVIRONMENT.fullmatch(value):
             out.node_environment = value
@@ -115,6 +136,8 @@ def _node_property(key: str, value: str, path: str, out: ServerProperties, c: Ch
                 "for all pods of a role; leave it out and Trino chooses it per pod")
     else:
         out.node.append((key, value))
+        return True
+    return False
 
 
 def _chart_config_property(

@@ -22,8 +22,10 @@ from trinogen.model.rules import (
     WORKER_FIELDS,
     memory_problem,
 )
+from trinogen.model.trino import TrinoCheck
 from trinogen.model.types import Autoscaling, Role
 from trinogen.model.units import JVM_SIZE, QUANTITY, data_size_bytes, jvm_bytes, quantity_value
+from trinogen.trino.registry import Role as TrinoRole
 
 Resources = dict[str, dict[str, str]]
 
@@ -39,21 +41,23 @@ class Sizing:
     grace_period_seconds: int | None = None
 
 
-def cluster_config(cc: Mapping[str, Any] | None, props: Props, c: Checker) -> Sizing:
+def cluster_config(
+    cc: Mapping[str, Any] | None, props: Props, trino: TrinoCheck, c: Checker
+) -> Sizing:
     """Both roles of `clusterConfig` (already read as a mapping), against the shared `props`."""
     if cc is None:
         return Sizing()
     c.fields(cc, "clusterConfig", {"coordinator", "worker"})
     coord_raw = c.mapping(cc.get("coordinator"), "clusterConfig.coordinator")
     worker_raw = c.mapping(cc.get("worker"), "clusterConfig.worker")
-    coordinator = None if coord_raw is None else _coordinator(coord_raw, props, c)
+    coordinator = None if coord_raw is None else _coordinator(coord_raw, props, trino, c)
     if worker_raw is None:
         return Sizing(coordinator=coordinator)
     c.fields(worker_raw, "clusterConfig.worker", WORKER_FIELDS)
     scaling = autoscaling(worker_raw.get("autoscaling"), c)
     workers = _worker_replicas(worker_raw.get("replicas"), scaling, c)
     grace = graceful_shutdown(worker_raw.get("gracefulShutdown"), c)
-    worker = role(worker_raw, "worker", props, c)
+    worker = role(worker_raw, "worker", props, trino, c)
     return Sizing(coordinator, worker, workers, scaling, grace)
 
 
@@ -67,7 +71,8 @@ def check_memory(sizing: Sizing, c: Checker) -> None:
             c.error(f"clusterConfig.{name}.jvm.maxHeapSize", problem)
 
 
-def _coordinator(raw: Mapping[str, Any], props: Props, c: Checker) -> Role | None:
+def _coordinator(raw: Mapping[str, Any], props: Props, trino: TrinoCheck,
+                 c: Checker) -> Role | None:
     c.fields(raw, "clusterConfig.coordinator", ROLE_FIELDS)
     replicas = raw.get("replicas")
     if replicas is not None and replicas != 1:
@@ -75,7 +80,7 @@ def _coordinator(raw: Mapping[str, Any], props: Props, c: Checker) -> Role | Non
         if isinstance(replicas, int) and not isinstance(replicas, bool):
             c.error("clusterConfig.coordinator.replicas", f"is {replicas}, but the Trino "
                     "chart always runs exactly one coordinator; remove it or set it to 1")
-    return role(raw, "coordinator", props, c)
+    return role(raw, "coordinator", props, trino, c)
 
 
 def _worker_replicas(value: Any, scaling: Autoscaling | None, c: Checker) -> int:
@@ -90,13 +95,15 @@ def _worker_replicas(value: Any, scaling: Autoscaling | None, c: Checker) -> int
 # --- one role --------------------------------------------------------------------------------
 
 
-def role(raw: Mapping[str, Any], name: str, props: Props, c: Checker) -> Role | None:
+def role(raw: Mapping[str, Any], name: TrinoRole, props: Props, trino: TrinoCheck,
+         c: Checker) -> Role | None:
     """One role: resources, heap, and the properties it sets for itself."""
     base = f"clusterConfig.{name}"
     res = resources(raw.get("resources"), f"{base}.resources", c)
     max_heap, min_heap = _heap(raw.get("jvm"), f"{base}.jvm", c)
     role_props = properties(raw.get("properties"), f"{base}.properties", c, required=False)
     extra = _role_extra(role_props, props, c)
+    trino.role(name, {k: role_props[k] for k, _ in extra})
     per_node, headroom = (_per_role(key, role_props, props, c) for key in PER_ROLE_KEYS)
     if max_heap is None or res is None:
         return None
@@ -132,7 +139,7 @@ def _role_extra(role_props: Props, props: Props, c: Checker) -> list[tuple[str, 
         if key.startswith("node.") or key in CHART_CONFIG_KEYS:
             c.error(path, "cannot be set per role; set it in the top-level properties")
         elif key in props:
-            c.error(path, f"is also set in properties.{key.partition('.')[0]}; set it in one place")
+            c.error(path, f"is also set in {props[key][1]}; set it in one place")
         else:
             extra.append((key, value))
     return extra

@@ -67,6 +67,8 @@ class Cluster:
     destination_name: str | None = None
     destination_server: str | None = None
     profile: str | None = None
+    log_level: str | None = None  # server.log.trino.level (the io.trino line of log.properties)
+    log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
     warnings: tuple[Problem, ...] = ()
 
     @property

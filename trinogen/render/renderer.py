@@ -29,6 +29,7 @@ from trinogen.render.templates import (
 )
 from trinogen.secrets import Resolved, Secret, SecretUse, checksum
 from trinogen.settings import Settings
+from trinogen.trino.registry import registry_digest
 
 VALUES = "values.yaml"
 SECRETS_DIR = "secrets"
@@ -73,6 +74,7 @@ class Renderer:
         relevant["profiles"] = self.settings.profiles
         h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
         h.update(__version__.encode())
+        h.update(registry_digest())  # a registry change re-validates every document
         return h.hexdigest()
 
     def template(self, name: str) -> Any:
@@ -137,6 +139,7 @@ class Renderer:
             },
             "config_properties": _lines(cluster.config_properties),
             "node_properties": _lines(cluster.node_properties),
+            "log_properties": _lines(cluster.log_properties),
             "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
             "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
             "pod_annotations": annotations,

@@ -13,6 +13,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 _CHOICES = {
     ("validation", "unknown_fields"): ("error", "warn"),
+    ("validation", "trino_properties"): ("error", "warn", "off"),
     ("secrets", "mode"): ("external-secrets", "inline"),
     ("vault", "auth_method"): ("token", "approle", "kubernetes"),
     ("log", "format"): ("text", "json"),

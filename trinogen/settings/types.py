@@ -32,6 +32,11 @@ class ValidationSettings:
     # "error": an unknown field fails its document (a typo would otherwise be silently ignored,
     # like Helm ignores unknown values keys); "warn": reported, the document still renders.
     unknown_fields: str = "error"
+    # Trino properties against the registry of the document's trinoVersion: "error" (Trino would
+    # refuse to start), "warn" (reported, rendered anyway), "off" (not checked, not loaded).
+    trino_properties: str = "error"
+    # connector.name values a platform deploys as its own plugins: their catalogs are not checked.
+    unchecked_connectors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

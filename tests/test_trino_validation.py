@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import demo_settings
+from tests.conftest import demo_settings, example_docs
 from tests.test_sync import World
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.render import Renderer
@@ -79,6 +79,14 @@ def classify_doc(doc: dict[str, Any], settings: Settings | None = None) -> Any:
 def test_a_document_with_every_common_connector_validates_with_no_warning() -> None:
     """Real properties of 11 connectors and the server pass with no error and no warning."""
     outcome = classify_doc(VALID)
+    assert isinstance(outcome, Cluster), getattr(outcome, "problems", None)
+    assert outcome.warnings == ()
+
+
+@pytest.mark.parametrize("doc", example_docs(), ids=lambda d: d["clusterId"])
+def test_every_shipped_example_validates_with_no_warning(doc: dict[str, Any]) -> None:
+    """The examples people copy from are clean: no error and no warning on the demo settings."""
+    outcome = classify_doc(doc)
     assert isinstance(outcome, Cluster), getattr(outcome, "problems", None)
     assert outcome.warnings == ()
 

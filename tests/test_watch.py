@@ -635,7 +635,10 @@ def test_sync_failing_forever_exits_4(rig: Rig) -> None:
 def test_refused_batch_is_reported_and_later_changes_still_sync(tmp_path: Path,
                                                                 wire: ChangeStreamServer) -> None:
     """A batch the prune guard refuses is not retried: health says degraded, later changes land."""
-    rig = Rig(tmp_path, wire, sync={"max_prune_count": 1, "max_prune_share": 0.0})
+    # A quiet period long enough that the two changes below are one batch even on a loaded
+    # machine (with 0.2 s they were split now and then, and each half was refused on its own).
+    rig = Rig(tmp_path, wire, sync={"max_prune_count": 1, "max_prune_share": 0.0},
+              debounce_seconds=1.5)
     try:
         w = rig.watcher(sleep=None)
         with Running(w) as running:

@@ -7,15 +7,17 @@ first ``registry_for()`` does, once, and each version's sets are built on first 
 
 from __future__ import annotations
 
-import difflib
-import gzip
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
+
+# Beside this module in the source tree and in the wheel. A plain path rather than
+# importlib.resources: the renderer imports this module on every run (for the digest), and
+# importlib.resources alone costs ~20 ms of imports on a no-op sync.
+DATA_FILE = Path(__file__).with_name("data") / "registry.json.gz"
 
 Role = Literal["coordinator", "worker"]
 
@@ -49,6 +51,8 @@ class PropertySet:
 
     def closest(self, key: str, n: int = 3) -> list[str]:
         """Up to n current names that look like `key`, closest first."""
+        import difflib  # only when a property is wrong
+
         return difflib.get_close_matches(key, self.names, n=n, cutoff=0.6)
 
 
@@ -114,6 +118,8 @@ class Registry:
         return _connector(self, name)
 
     def closest_connectors(self, name: str, n: int = 3) -> list[str]:
+        import difflib  # only when a connector name is wrong
+
         return difflib.get_close_matches(name, self.connector_names, n=n, cutoff=0.5)
 
     def __hash__(self) -> int:
@@ -129,12 +135,16 @@ def _connector(registry: Registry, name: str) -> PropertySet | None:
     return None if index is None else registry._set(index)
 
 
+@cache
 def _raw() -> bytes:
-    return resources.files(__package__).joinpath("data/registry.json.gz").read_bytes()
+    return DATA_FILE.read_bytes()
 
 
 @cache
 def _data() -> Mapping[str, Any]:
+    import gzip
+    import json
+
     data: Mapping[str, Any] = json.loads(gzip.decompress(_raw()))
     return data
 

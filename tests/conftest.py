@@ -70,6 +70,22 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
     return out.stdout
 
 
+def demo_env(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str]:
+    """Env for a demo-like CLI run: its own seed dir holding `docs`, bare remote and workdir."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "docs.json").write_text(json_util.dumps(docs))
+    remote = tmp_path / "remote.git"
+    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
+    return {
+        "TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
+        "TRINOGEN_MONGODB_SEED_DIR": str(seed),
+        "TRINOGEN_GIT_REMOTE": str(remote),
+        "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd"),
+        "TRINOGEN_GIT_INIT_LOCAL_REMOTE": "false",
+    }
+
+
 def example_docs() -> list[dict[str, Any]]:
     """The shipped example documents (Extended JSON), freshly parsed each time."""
     return [json_util.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]

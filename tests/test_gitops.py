@@ -12,7 +12,7 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from tests.conftest import ROOT, example_docs, git
+from tests.conftest import ROOT, demo_env, example_docs
 from trinogen.cli import app
 from trinogen.errors import ExitCode, GitUnavailable
 from trinogen.gitops import WorkingCopy
@@ -40,18 +40,7 @@ def failing_git(bin_dir: Path, subcommand: str) -> None:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    (seed / "docs.json").write_text(json_util.dumps(example_docs()))
-    remote = tmp_path / "remote.git"
-    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-    return {
-        "TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
-        "TRINOGEN_MONGODB_SEED_DIR": str(seed),
-        "TRINOGEN_GIT_REMOTE": str(remote),
-        "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd"),
-        "TRINOGEN_GIT_INIT_LOCAL_REMOTE": "false",
-    }
+    return demo_env(tmp_path, example_docs())
 
 
 @pytest.mark.parametrize(

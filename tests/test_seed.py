@@ -10,7 +10,7 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from tests.conftest import ROOT, commit_count, example_docs, git, remote_tree
+from tests.conftest import commit_count, demo_env, example_docs, remote_tree
 from trinogen.cli import app
 from trinogen.errors import ExitCode
 from trinogen.source import load_seed
@@ -19,18 +19,7 @@ runner = CliRunner()
 
 
 def seeded_env(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str]:
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    (seed / "docs.json").write_text(json_util.dumps(docs))
-    remote = tmp_path / "remote.git"
-    git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
-    return {
-        "TRINOGEN_CONFIG": str(ROOT / "config" / "demo.yaml"),
-        "TRINOGEN_MONGODB_SEED_DIR": str(seed),
-        "TRINOGEN_GIT_REMOTE": str(remote),
-        "TRINOGEN_GIT_WORKDIR": str(tmp_path / "wd"),
-        "TRINOGEN_GIT_INIT_LOCAL_REMOTE": "false",
-    }
+    return demo_env(tmp_path, docs)
 
 
 def sync(env: dict[str, str]) -> Any:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, text_ok, type_name
+from trinogen.model.properties import segments
 from trinogen.model.rules import (
     CONNECTOR_NAME,
     MAX_CATALOG_BYTES,
@@ -22,7 +23,7 @@ from trinogen.model.rules import (
 )
 from trinogen.model.trino import TrinoCheck
 from trinogen.model.types import Connector
-from trinogen.secrets import BoundSegment, PlaceholderError, bind, parse_value
+from trinogen.secrets import BoundSegment, PlaceholderError, bind
 from trinogen.settings import SecretSettings
 
 CatalogEntries = tuple[tuple[str, tuple[BoundSegment, ...]], ...]
@@ -42,17 +43,11 @@ class Binding:
 
     def bind(self, text: str, path: str, c: Checker) -> tuple[BoundSegment, ...] | None:
         """Split a value around its placeholders and bind each to a Vault reference."""
-        if "${ENV:" in text:
-            c.error(path, "${ENV:...} is reserved for trinogen's secret wiring; write a {{ NAME }} "
-                    "placeholder instead")
-            return None
-        try:
-            segments = parse_value(text)
-        except PlaceholderError as e:
-            c.error(path, str(e))
+        found = segments(text, path, c, instead="write a {{ NAME }} placeholder instead")
+        if found is None:
             return None
         out: list[BoundSegment] = []
-        for seg in segments:
+        for seg in found:
             if isinstance(seg, str):
                 out.append(seg)
                 continue

@@ -65,18 +65,31 @@ def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker) -> None:
         out[flat] = (text, kpath)
 
 
-def plain_text(text: str, path: str, c: Checker) -> bool:
-    """Text outside connectors may not carry placeholders or Trino's own ${ENV:...}."""
+def segments(
+    text: str, path: str, c: Checker, *, instead: str
+) -> tuple[str | Placeholder, ...] | None:
+    """A value split around its placeholders; None (reported) for `${ENV:` or a bad placeholder.
+
+    `${ENV:...}` is how trinogen wires secrets into Trino, so a document may not write it itself;
+    `instead` says what to write.
+    """
     if "${ENV:" in text:
-        c.error(path, "${ENV:...} is reserved for trinogen's secret wiring; use a {{ NAME }} "
-                "placeholder in a connector property instead")
-        return False
+        c.error(path, f"${{ENV:...}} is reserved for trinogen's secret wiring; {instead}")
+        return None
     try:
-        segments = parse_value(text)
+        return parse_value(text)
     except PlaceholderError as e:
         c.error(path, str(e))
+        return None
+
+
+def plain_text(text: str, path: str, c: Checker) -> bool:
+    """Text outside connectors may not carry placeholders or Trino's own ${ENV:...}."""
+    found = segments(text, path, c,
+                     instead="use a {{ NAME }} placeholder in a connector property instead")
+    if found is None:
         return False
-    if any(isinstance(s, Placeholder) for s in segments):
+    if any(isinstance(s, Placeholder) for s in found):
         c.error(path, "secret placeholders are resolved only in connector properties")
         return False
     return True

@@ -143,7 +143,7 @@ def _rendered(
 
 
 def secret_paths(clusters: Iterable[Cluster]) -> set[str]:
-    return {u.ref.secret_path for c in clusters for u in c.secret_uses}
+    return {u.ref.secret_path for c in clusters for u in c.vault_uses}
 
 
 def read_secrets(

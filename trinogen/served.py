@@ -73,7 +73,7 @@ class Served:
             key = self.keys.get(cluster.doc_id)
             if not key:
                 continue
-            used = sorted({u.ref.secret_path for u in cluster.secret_uses})
+            used = sorted({u.ref.secret_path for u in cluster.vault_uses})
             self.cache.keep(key, CacheEntry(
                 cluster_id=cluster.cluster_id, doc_id=cluster.doc_id, files=dict(blobs),
                 versions={p: versions.get(p) for p in used},

@@ -167,6 +167,23 @@ class Checker:
             return value
         return None
 
+    def pick(self, value: Any, path: str, options: Mapping[str, Any], kind: str, *,
+             required: bool = False) -> Any | None:
+        """The named option a document chose (`"storage": "lake-eu"`), or None (reported).
+
+        `options` is `settings.options(kind)`: the platform names what a document may pick.
+        """
+        name = self.string(value, path, required=required, max_len=63)
+        if name is None:
+            return None
+        if name not in options:
+            hint = closest(name, options)
+            known = ", ".join(sorted(options)) or "the settings offer none"
+            self.error(path, f"{show(name)} is not a {kind} option of these settings"
+                       f"{f' (did you mean {hint}?)' if hint else ''}; known: {known}")
+            return None
+        return options[name]
+
     def integer(
         self, value: Any, path: str, *, required: bool = True, minimum: int | None = None,
         maximum: int | None = None,

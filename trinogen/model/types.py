@@ -46,6 +46,35 @@ class Connector:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A file or directory the chart mounts into every Trino pod (`configMounts`/`secretMounts`).
+
+    `source` names the ConfigMap (or, with `secret`, the Secret) in the cluster's namespace.
+    """
+
+    name: str  # the volume name: a DNS label, unique among the cluster's mounts
+    source: str
+    path: str  # where it appears in the container
+    sub_path: str | None = None  # one key of the source, mounted as the file `path`
+    secret: bool = False
+
+
+@dataclass(frozen=True)
+class FileSecret:
+    """A Secret that ESO fills from Vault with one key per file (a keystore, a password file).
+
+    Rendered as its own ExternalSecret under `secrets/`; the value never enters git.
+    """
+
+    name: str  # the Kubernetes Secret (and ExternalSecret) name
+    files: tuple[tuple[str, SecretUse], ...]  # key in the Secret -> the Vault value
+
+    @property
+    def secret_uses(self) -> tuple[SecretUse, ...]:
+        return tuple(use for _, use in self.files)
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -69,6 +98,8 @@ class Cluster:
     profile: str | None = None
     log_level: str | None = None  # server.log.trino.level (the io.trino line of log.properties)
     log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
+    mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
+    file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     warnings: tuple[Problem, ...] = ()
 
     @property
@@ -77,11 +108,17 @@ class Cluster:
 
     @property
     def secret_uses(self) -> tuple[SecretUse, ...]:
+        """The placeholders carried as environment variables (the cluster's env Secret)."""
         seen: dict[str, SecretUse] = {}
         for c in self.connectors:
             for use in c.secret_uses:
                 seen.setdefault(use.env, use)
         return tuple(sorted(seen.values(), key=lambda u: u.env))
+
+    @property
+    def vault_uses(self) -> tuple[SecretUse, ...]:
+        """Every Vault value the cluster needs: its environment and its file Secrets."""
+        return (*self.secret_uses, *(u for f in self.file_secrets for u in f.secret_uses))
 
 
 @dataclass(frozen=True)

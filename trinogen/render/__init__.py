@@ -29,6 +29,8 @@ from trinogen.render.names import chart_fullname, chart_worker_name
 from trinogen.render.renderer import (
     CHART_DEFAULT_CATALOGS,
     EXTERNAL_SECRET,
+    EXTRA_DIRS,
+    MANIFESTS_DIR,
     SECRETS_DIR,
     VALUES,
     Renderer,
@@ -45,8 +47,10 @@ from trinogen.render.templates import (
 __all__ = [
     "CHART_DEFAULT_CATALOGS",
     "EXTERNAL_SECRET",
+    "EXTRA_DIRS",
     "HEADER_MARK",
     "HEAD_BYTES",
+    "MANIFESTS_DIR",
     "SECRETS_DIR",
     "TEMPLATE_NAMES",
     "VALUES",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trinogen import __version__
-from trinogen.model import Cluster, Connector
+from trinogen.model import Cluster, Connector, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
 from trinogen.render.headers import header, root_app_header
@@ -32,7 +32,10 @@ from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
 
 VALUES = "values.yaml"
-SECRETS_DIR = "secrets"
+SECRETS_DIR = "secrets"  # ExternalSecrets (sync wave -1)
+MANIFESTS_DIR = "manifests"  # other plain manifests deployed with the chart (PDBs, ConfigMaps)
+# Each directory under a cluster's folder that holds files becomes one Application source.
+EXTRA_DIRS = (SECRETS_DIR, MANIFESTS_DIR)
 EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
 # The settings sections that shape the output (the render cache's fingerprint covers them).
@@ -72,6 +75,7 @@ class Renderer:
                                     for k in _OUTPUT_SECTIONS}
         relevant["defaults"] = self.settings.defaults
         relevant["profiles"] = self.settings.profiles
+        relevant["named"] = self.settings.named  # parsed options: frozen values, stable repr
         h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
         h.update(__version__.encode())
         h.update(registry_digest())  # a registry change re-validates every document
@@ -100,21 +104,26 @@ class Renderer:
         head = header(s, cluster.cluster_id, cluster.doc_id)
         uses = cluster.secret_uses
         versions = {p: d.version for p, d in resolved.items()}
+        rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
         secret_name = f"{cluster.cluster_id}-trino-secrets" if uses and not inline else None
         files: dict[str, bytes] = {}
         bodies = self._catalogs(cluster, resolved, inline)
         for name, body in bodies.items():
             files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
         values_path = f"{base}/{VALUES}"
-        annotations = {"trinogen.io/secrets-checksum": checksum(uses, versions)} if uses else {}
+        annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
         files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
-        secrets_path = None
         if secret_name:
-            secrets_path = f"{base}/{SECRETS_DIR}"
-            files[f"{secrets_path}/{EXTERNAL_SECRET}"] = self._external_secret(
-                cluster, head, secret_name, uses, versions)
+            files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
+                cluster, head, secret_name, _env_data(uses, versions))
+        for fs in cluster.file_secrets:
+            files[f"{base}/{SECRETS_DIR}/{fs.name}.yaml"] = self._external_secret(
+                cluster, head, fs.name, _file_data(fs, versions))
+        # Features that add manifests put them under one of EXTRA_DIRS here.
+        extra_paths = [f"{base}/{d}" for d in EXTRA_DIRS
+                       if any(p.startswith(f"{base}/{d}/") for p in files)]
         app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
-        files[app_path] = self._application(cluster, head, values_path, secrets_path)
+        files[app_path] = self._application(cluster, head, values_path, extra_paths)
         return files
 
     def _catalogs(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, str]:
@@ -144,25 +153,21 @@ class Renderer:
             "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
             "pod_annotations": annotations,
             "secret_name": secret_name,
+            "config_mounts": _mounts(cluster, secret=False),
+            "secret_mounts": _mounts(cluster, secret=True),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 
     def _external_secret(
-        self, cluster: Cluster, head: str, secret_name: str, uses: Iterable[SecretUse],
-        versions: Mapping[str, int | None],
+        self, cluster: Cluster, head: str, secret_name: str, data: list[dict[str, Any]]
     ) -> bytes:
-        data = [
-            {"env": u.env, "key": u.ref.secret_path, "property": u.ref.key,
-             "version": versions.get(u.ref.secret_path)}
-            for u in uses
-        ]
         return _bytes(self.template("externalsecret.yaml.j2").render(
             header=Safe(head), cluster=cluster, secret_name=secret_name,
             secrets=self.settings.secrets, data=data,
         ))
 
     def _application(
-        self, cluster: Cluster, head: str, values_path: str, secrets_path: str | None
+        self, cluster: Cluster, head: str, values_path: str, extra_paths: list[str]
     ) -> bytes:
         s = self.settings
         # Argo CD takes a server XOR a name: a document's choice replaces the default pair.
@@ -179,7 +184,9 @@ class Renderer:
             repo_url=s.repo_url,
             target_revision=s.target_revision,
             values_file=f"$values/{values_path}",
-            secrets_path=secrets_path,
+            extra_paths=extra_paths,
+            # What templates written before `extra_paths` read (a templates_dir may hold one).
+            secrets_path=next((p for p in extra_paths if p.endswith(f"/{SECRETS_DIR}")), None),
             destination_name=destination[0],
             destination_server=destination[1],
             worker_deployment=chart_worker_name(cluster.cluster_id, s.chart.name),
@@ -202,6 +209,34 @@ class Renderer:
         content = _bytes(text)
         check_yaml({s.output.root_app: content})
         return {s.output.root_app: content}
+
+
+def _env_data(uses: Iterable[SecretUse], versions: Mapping[str, int | None]) -> list[dict[str, Any]]:
+    """The env Secret's entries: one environment variable per placeholder."""
+    return [_entry(u.env, u, versions) for u in uses]
+
+
+def _file_data(fs: FileSecret, versions: Mapping[str, int | None]) -> list[dict[str, Any]]:
+    """A file Secret's entries: one key (a file name) per Vault value."""
+    return [_entry(key, u, versions) for key, u in fs.files]
+
+
+def _entry(key: str, u: SecretUse, versions: Mapping[str, int | None]) -> dict[str, Any]:
+    return {"env": key, "key": u.ref.secret_path, "property": u.ref.key,
+            "version": versions.get(u.ref.secret_path)}
+
+
+def _mounts(cluster: Cluster, secret: bool) -> list[dict[str, str]]:
+    """The chart's configMounts (or secretMounts) entries."""
+    out = []
+    for m in cluster.mounts:
+        if m.secret == secret:
+            entry = {"name": m.name, "secretName" if secret else "configMap": m.source,
+                     "path": m.path}
+            if m.sub_path:
+                entry["subPath"] = m.sub_path
+            out.append(entry)
+    return out
 
 
 def _final_properties(

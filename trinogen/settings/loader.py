@@ -19,6 +19,7 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.settings.checks import check
 from trinogen.settings.coerce import build, is_scalar
+from trinogen.settings.named import KINDS, parse_kind
 from trinogen.settings.types import Settings
 
 # section -> key -> raw value, filled layer by layer (a later layer overwrites)
@@ -50,7 +51,7 @@ def sections() -> dict[str, type]:
     return {
         name: hint
         for name, hint in typing.get_type_hints(Settings).items()
-        if name not in {*_LAYERS, "source"}
+        if name not in {*_LAYERS, "named", "source"}
     }
 
 
@@ -67,15 +68,17 @@ def load_settings(
     env = os.environ if environ is None else environ
     raw: Raw = {name: {} for name in sections()}
     layers: dict[str, Any] = {name: {} for name in _LAYERS}
+    named: dict[str, dict[str, Any]] = {}
     path = config_file or env.get("TRINOGEN_CONFIG") or None
     if path:
-        _merge_file(Path(path), raw, layers)
+        _merge_file(Path(path), raw, layers, named)
     _merge_env(env, raw)
     _merge_flags(overrides or {}, raw)
     settings = Settings(
         **{name: build(cls, name, raw[name]) for name, cls in sections().items()},
         defaults=layers["defaults"],
         profiles=layers["profiles"],
+        named=named,
         source=str(path) if path else "built-in defaults",
     )
     check(settings)
@@ -101,6 +104,9 @@ def _merge_flags(overrides: Mapping[str, Any], raw: Raw) -> None:
         where = f"--set {dotted}"
         if section in _LAYERS:
             raise ConfigError(f"{where}: {section} are document layers; set them in the "
+                              "configuration file")
+        if section in KINDS:
+            raise ConfigError(f"{where}: {section} are named options; set them in the "
                               "configuration file")
         _known_section(section, where)
         key, _, entry = key.partition(".")
@@ -133,7 +139,7 @@ def _merge_flag(raw: dict[str, Any], section: str, key: str, entry: str, value: 
 def _known_section(section: Any, where: str) -> None:
     """Refuse a section that does not exist, listing the ones that do."""
     if section not in sections():
-        known = ", ".join(sorted([*sections(), *_LAYERS]))
+        known = ", ".join(sorted([*sections(), *_LAYERS, *KINDS]))
         raise ConfigError(f"{where}: unknown section {section!r} (known: {known})")
 
 
@@ -145,12 +151,16 @@ def _known_key(section: str, key: Any, where: str) -> None:
         )
 
 
-def _merge_file(path: Path, raw: Raw, layers: dict[str, Any]) -> None:
+def _merge_file(path: Path, raw: Raw, layers: dict[str, Any],
+                named: dict[str, dict[str, Any]]) -> None:
     data = _read_yaml(path)
     base = path.resolve().parent
     for section, values in data.items():
         if section in _LAYERS:
             layers[section] = _document_layer(path, section, values)
+            continue
+        if section in KINDS:  # named options: only the file can hold them
+            named[section] = parse_kind(section, values, str(path))
             continue
         _known_section(section, str(path))
         if not isinstance(values, dict):

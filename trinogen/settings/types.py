@@ -168,6 +168,8 @@ class Settings:
     # Document layers: deep-merged under every document (maps merge, lists and scalars replace).
     defaults: Mapping[str, Any] = field(default_factory=dict)
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Named options a document picks by name: kind -> name -> parsed value (`settings.named`).
+    named: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Where the settings came from, for messages.
     source: str = "built-in defaults"
 
@@ -184,6 +186,10 @@ class Settings:
     @property
     def target_revision(self) -> str:
         return self.argocd.target_revision or self.git.branch
+
+    def options(self, kind: str) -> Mapping[str, Any]:
+        """The named options of one kind (`storage`, `placement`...): name -> parsed value."""
+        return self.named.get(kind, {})
 
 
 def replace(settings: Settings, **sections: Mapping[str, Any]) -> Settings:

@@ -1,0 +1,1 @@
+"""One module per kind of named option (see `trinogen.settings.named`)."""

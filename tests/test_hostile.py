@@ -156,16 +156,19 @@ def assert_parses_back(doc: Mapping[str, Any], files: Mapping[str, bytes], s: Se
     scaling = worker.get("autoscaling")
     assert values["server"]["workers"] == (scaling["minReplicas"] if scaling else worker["replicas"])
     catalogs = values["catalogs"]
-    declared = {c["name"] for c in doc["connectors"]}
+    connectors = doc.get("connectors") or []  # null is an empty list
+    declared = {c["name"] for c in connectors}
     for default in ("tpch", "tpcds"):
         if default not in declared:
             assert catalogs[default] is None
-    for conn in doc["connectors"]:
+    for conn in connectors:
         want = {k: expected_value(v) for k, v in conn["properties"].items()}
         text = files[f"{base}/catalog/{conn['name']}.properties"]
         assert load_properties(text.decode("utf-8")) == want  # the header is a comment
         assert load_properties(helm_tpl(catalogs[conn["name"]])) == want
-    flat = {f"{sec}.{k}": v for sec, kv in doc.get("properties", {}).items() for k, v in kv.items()}
+    flat: dict[str, Any] = {}
+    for sec, kv in (doc.get("properties") or {}).items():  # a string is one whole property
+        flat.update({sec: kv} if isinstance(kv, str) else {f"{sec}.{k}": v for k, v in kv.items()})
     lines = values.get("additionalConfigProperties", []) + values.get("additionalNodeProperties", [])
     rendered: dict[str, str] = {}
     for line in lines:

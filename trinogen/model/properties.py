@@ -41,8 +41,9 @@ def properties(value: Any, path: str, c: Checker, *, required: bool) -> Props:
             _read_one(out, section, raw_entries, spath, c)
             continue
         if raw_entries is not None and not isinstance(raw_entries, MAPS):
-            c.error(spath, f"must be a string (the property {section}) or an object (the "
-                    f"section {section}.*), not {type_name(raw_entries)}")
+            # The path names the key, escaped: the message never repeats raw document text.
+            c.error(spath, "must be a string (one property) or an object (a section of "
+                    f"properties), not {type_name(raw_entries)}")
             continue
         entries = c.mapping(raw_entries, spath)
         for key, raw in (entries or {}).items():

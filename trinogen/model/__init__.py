@@ -14,7 +14,8 @@ The package, one job per module:
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
-- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties).
+- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `files`: attached files (ConfigMap and Secret), their mounts, and properties naming files.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -51,6 +52,7 @@ from trinogen.model.types import (
     Connector,
     Disabled,
     Failed,
+    FileConfigMap,
     FileSecret,
     Mount,
     Outcome,
@@ -82,6 +84,7 @@ __all__ = [
     "Connector",
     "Disabled",
     "Failed",
+    "FileConfigMap",
     "FileSecret",
     "Mount",
     "Outcome",

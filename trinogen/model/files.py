@@ -79,10 +79,10 @@ def attached_files(value: Any, cluster_id: str | None, binding: Binding,
         entry = c.mapping(raw, path)
         if entry is None:
             continue
-        c.fields(entry, path, ENTRY_FIELDS)
         name = _file_name(entry.get("name"), path, i, seen, c)
         if name is not None:
             path = f"files[{json.dumps(name)}]"
+        c.fields(entry, path, ENTRY_FIELDS)
         has_content, has_secret = "content" in entry, "secret" in entry
         if has_content == has_secret:
             c.error(path, "set exactly one of content (a text file) or secret (a placeholder "

@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from tests.conftest import demo_settings, example_docs
 from trinogen.model import Cluster, Failed, FileConfigMap, FileSecret, Mount, RawDocument, classify
@@ -379,3 +382,35 @@ def test_files_can_be_given_by_a_profile() -> None:
     assert isinstance(o, Cluster), o
     assert [k for cm in o.file_config_maps for k, _ in cm.files] == ["core-site.xml"]
 
+
+
+# --- any `files` value: a clear problem or an exact rendering, never an exception --------------
+
+_file_text = st.one_of(st.text(max_size=30), st.sampled_from(
+    ["{{ .Release.Name }}", "{{ vault:bad }}", "{{ X }}", KEYTAB_REF, "${ENV:PATH}", "\x00", "\r\n",
+     "\u2028", "\ud800", " lead", "trail \n", "", "..", "a/b", "-x", "A.xml"]))
+_file_any = st.one_of(_file_text, st.none(), st.integers(), st.booleans(), st.lists(st.none(), max_size=1),
+                      st.dictionaries(st.text(max_size=3), st.none(), max_size=1))
+_entries = st.lists(st.one_of(
+    st.fixed_dictionaries({"name": _file_text}, optional={
+        "content": _file_any, "secret": _file_any, "encoding": _file_any, "extra": _file_any}),
+    _file_any), max_size=4)
+
+
+@hsettings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.one_of(_entries, _file_any))
+def test_any_files_value_fails_clearly_or_renders_exactly(files: Any) -> None:
+    """Whatever `files` holds, the document fails with problems under `files` or renders a
+    ConfigMap whose data is exactly the document's text files."""
+    d = doc(files)
+    o = outcome(d)
+    if isinstance(o, Failed):
+        assert o.problems and all(p.field.startswith("files") for p in o.problems), o.problems
+        return
+    rendered = Renderer(demo_settings()).render_cluster(o, {})
+    texts = {e["name"]: e["content"] for e in files or () if isinstance(e, dict) and "content" in e}
+    path = "trino-clusters/adhoc-dev/manifests/adhoc-dev-trino-files.yaml"
+    if texts:
+        assert yaml.safe_load(rendered[path])["data"] == texts
+    else:
+        assert path not in rendered

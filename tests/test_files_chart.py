@@ -246,3 +246,26 @@ def test_a_rotated_secret_file_rolls_the_pods() -> None:
     before = checksum()
     reader.versions[KEYTAB_PATH] = 2
     assert checksum() != before
+
+
+def test_removing_the_files_removes_their_manifests_and_sources() -> None:
+    """When a document drops `files`, the next sync deletes the ConfigMap and the ExternalSecret
+    and the Application loses the folders they were in; the catalog needing them must go too."""
+    settings = demo_settings(git={"remote": "https://git.example.com/g.git"})
+    d = document()
+    key = doc_key(d["_id"])
+    src, repo = FakeSource({key: d}), FakeRepo()
+    pipeline.sync(settings, src, repo)
+    root = f"trino-clusters/{CID}"
+    assert f"{root}/manifests/{CID}-trino-files.yaml" in repo.files
+    plain = {**d, "connectors": [c for c in d["connectors"] if c["name"] not in ("hive", "lake")]}
+    plain.pop("files")
+    src.docs[key] = plain
+    report = pipeline.sync(settings, src, repo)
+    assert not report.failed, report.failed
+    assert not [p for p in repo.files if p.startswith((f"{root}/manifests/", f"{root}/secrets/"))]
+    app = yaml.safe_load(repo.files[f"trino-applications/{CID}.yaml"])
+    assert len(app["spec"]["sources"]) == 2
+    values = yaml.safe_load(repo.files[f"{root}/values.yaml"])
+    assert "configMounts" not in values and "secretMounts" not in values
+    assert "annotations" not in values["worker"]

@@ -269,3 +269,19 @@ def test_removing_the_files_removes_their_manifests_and_sources() -> None:
     values = yaml.safe_load(repo.files[f"{root}/values.yaml"])
     assert "configMounts" not in values and "secretMounts" not in values
     assert "annotations" not in values["worker"]
+
+
+def test_a_secret_file_missing_in_vault_fails_its_cluster_naming_it() -> None:
+    """A checked sync whose Vault lacks a secret file's key fails that cluster (stage secrets),
+    naming the Secret, the file and the placeholder; nothing of it is written."""
+    settings = demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True})
+    d = document()
+    src, repo = FakeSource({doc_key(d["_id"]): d}), FakeRepo()
+    reader = FakeReader({KEYTAB_PATH: {"other": "x"}, **{k: v for k, v in VAULT.items() if k != KEYTAB_PATH}})
+    report = pipeline.sync(settings, src, repo, reader_factory=lambda: reader)
+    (failed,) = report.failed
+    assert failed.stage == "secrets"
+    (problem,) = failed.problems
+    assert problem.field == f"Secret {CID}-trino-secret-files, key trino.keytab"
+    assert f"vault:{KEYTAB_PATH}#keytab" in problem.message and "no key 'keytab'" in problem.message
+    assert not any(p.startswith(f"trino-clusters/{CID}/") for p in repo.files)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import demo_settings, example_docs
 from trinogen.model import Cluster, Failed, FileConfigMap, FileSecret, Mount, RawDocument, classify
-from trinogen.model.files import Mounted, mounted_files
+from trinogen.model.file_paths import Mounted, mounted_files
 from trinogen.render import Renderer
 from trinogen.source import doc_key
 from trinogen.trino import paths

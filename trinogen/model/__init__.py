@@ -15,7 +15,8 @@ The package, one job per module:
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
 - `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
-- `files`: attached files (ConfigMap and Secret), their mounts, and properties naming files.
+- `files`: attached files (a ConfigMap and a Secret) and their mounts;
+- `file_paths`: properties naming files must name mounted ones.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name

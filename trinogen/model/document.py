@@ -14,7 +14,8 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
-from trinogen.model.files import attached_files, check_file_paths, mounted_files
+from trinogen.model.file_paths import check_file_paths, mounted_files
+from trinogen.model.files import attached_files
 from trinogen.model.properties import properties, server_properties
 from trinogen.model.roles import check_memory, cluster_config
 from trinogen.model.rules import (

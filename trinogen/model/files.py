@@ -8,28 +8,20 @@ Vault, mounted at /etc/trino/secret-files. Both directories belong to trinogen a
 is a plain file name (no `/`), so an attached file can never land on Trino's own configuration
 (/etc/trino/config.properties, the catalogs) or anywhere else in the image.
 
-`check_file_paths()` holds every property that names a file (`trinogen.trino.paths`) to the
-files the cluster mounts, and refuses the ones that would let a document configure what the
-platform decides.
+Whether the properties naming files name these is `trinogen.model.file_paths`'s job.
 """
 
 from __future__ import annotations
 
 import json
-import posixpath
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trinogen.model.checker import Checker, field_path, show, type_name
+from trinogen.model.checker import Checker, show, type_name
 from trinogen.model.connectors import Binding
-from trinogen.model.properties import Props
-from trinogen.model.rules import CHART_CONFIG_KEYS
-from trinogen.model.types import Connector, FileConfigMap, FileSecret, Mount, Role
+from trinogen.model.types import FileConfigMap, FileSecret, Mount
 from trinogen.secrets import PlaceholderError, SecretUse, parse_value
-from trinogen.trino.checks import HADOOP_RESOURCES
-from trinogen.trino.paths import REFUSED, file_paths
 
 FILES_DIR = "/etc/trino/files"
 SECRET_FILES_DIR = "/etc/trino/secret-files"
@@ -45,7 +37,6 @@ MAX_FILES_BYTES = 900_000  # the ConfigMap holds them all, and Kubernetes limits
 ENCODINGS = {"base64": "Base64", "base64url": "Base64URL"}  # -> ESO's decodingStrategy
 ENTRY_FIELDS = frozenset({"name", "content", "secret", "encoding"})
 # Text files are text: tab, newline and carriage return are the only control characters kept.
-HADOOP_SWITCH = "fs.hadoop.enabled"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -196,83 +187,3 @@ def _encoding(value: Any, path: str, c: Checker) -> str | None:
                 "write base64 when Vault holds the file base64-encoded (a keytab, a keystore)")
         return None
     return ENCODINGS[text]
-
-
-# --- properties that name files ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mounted:
-    """The files a cluster's pods see besides Trino's own configuration."""
-
-    files: frozenset[str]  # exact paths (a file of a known ConfigMap or Secret, or a subPath)
-    dirs: tuple[str, ...] = ()  # mounted directories whose keys trinogen does not know
-
-    def holds(self, path: str) -> bool:
-        if path in self.files:
-            return True
-        clean = posixpath.normpath(path) == path
-        return clean and any(path.startswith(d.rstrip("/") + "/") for d in self.dirs)
-
-    def listing(self) -> str:
-        shown = sorted(self.files) + [f"{d.rstrip('/')}/*" for d in sorted(self.dirs)]
-        return ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20 else "")
-
-
-def mounted_files(mounts: Iterable[Mount], config_maps: Iterable[FileConfigMap],
-                  file_secrets: Iterable[FileSecret]) -> Mounted:
-    """Every mounted file: a known source's keys under its mount, a subPath, else a directory."""
-    keys: dict[tuple[bool, str], list[str]] = {}
-    for cm in config_maps:
-        keys[(False, cm.name)] = [k for k, _ in cm.files]
-    for fs in file_secrets:
-        keys[(True, fs.name)] = [k for k, _ in fs.files]
-    files: set[str] = set()
-    dirs: list[str] = []
-    for m in mounts:
-        known = keys.get((m.secret, m.source))
-        if m.sub_path:
-            files.add(m.path)
-        elif known is not None:
-            files.update(f"{m.path.rstrip('/')}/{k}" for k in known)
-        else:
-            dirs.append(m.path)
-    return Mounted(frozenset(files), tuple(dirs))
-
-
-def check_file_paths(props: Props, roles: Mapping[str, Role | None],
-                     connectors: Iterable[Connector], mounted: Mounted, c: Checker) -> None:
-    """Every property naming a file must name one the pods mount (Trino fails otherwise:
-    `file does not exist`, at startup or on the first query that needs it)."""
-    for key, (value, path) in sorted(props.items()):
-        if key not in CHART_CONFIG_KEYS:  # those are refused already
-            _judge(key, value, path, mounted, c)
-    for name, role in sorted(roles.items()):
-        for key, value in role.extra_properties if role is not None else ():
-            _judge(key, value, field_path(f"clusterConfig.{name}.properties", key), mounted, c)
-    for conn in connectors:
-        base = f"connectors[{json.dumps(conn.name)}]"
-        texts = {key: "".join(s if isinstance(s, str) else s.placeholder.text for s in segments)
-                 for key, segments in conn.properties}
-        for key, text in texts.items():
-            # Without legacy Hadoop Trino does not read hive.config.resources at all (the
-            # registry check says so); its files matter only with fs.hadoop.enabled=true.
-            if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
-                continue
-            _judge(key, text, field_path(base, "properties", key), mounted, c)
-
-
-def _judge(key: str, value: str, path: str, mounted: Mounted, c: Checker) -> None:
-    if key in REFUSED:
-        c.error(path, f"may not be set from a document: {REFUSED[key]}")
-        return
-    for file in file_paths(key, value) or ():
-        if mounted.holds(file):
-            continue
-        if mounted.files or mounted.dirs:
-            where = f"the mounted files are {mounted.listing()}"
-        else:
-            where = "this cluster mounts no files"
-        c.error(path, f"{key} names {show(file)}, which is not a file the pods mount ({where}); "
-                f"attach it under files: a text file appears at {FILES_DIR}/<name>, a secret "
-                f"file at {SECRET_FILES_DIR}/<name>")

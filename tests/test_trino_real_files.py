@@ -1,13 +1,14 @@
 """A real Trino reads the files trinogen attaches, where the chart mounts them (issue 13, item 6).
 
 A hive catalog with legacy Hadoop (`fs.hadoop.enabled=true`) and `hive.config.resources`
-naming an attached core-site.xml goes through trinogen and the real chart; the pod's files are
+naming an attached core-site.xml, and one whose Kerberos metastore keytab is an attached secret
+file, go through trinogen and the real chart; the pod's files are
 laid out from the chart's volumes and volumeMounts (trinogen's own ConfigMap included, and the
 Secret of secret files filled as ESO would, with test bytes), changed only as
 tests/test_trino_real.py's REWRITES list (paths under /etc/trino move below the node's
-directory), and booted as a real Trino 476 coordinator. The control boots the same files without
-the mounted core-site.xml: Trino must refuse to start naming it, which is why trinogen refuses
-a property naming a file that is not mounted.
+directory), and booted as a real Trino 476 coordinator. The controls boot the same files
+without core-site.xml, and without the keytab: Trino must refuse to start naming the missing
+file, which is why trinogen refuses a property naming a file that is not mounted.
 """
 
 from __future__ import annotations
@@ -54,21 +55,30 @@ CORE_SITE = ("<?xml version=\"1.0\"?>\n<configuration>\n  <property>\n"
              "    <name>hadoop.tmp.dir</name>\n    <value>/tmp/trinogen-hadoop</value>\n"
              "  </property>\n</configuration>\n")
 CORE_SITE_POD = "/etc/trino/files/core-site.xml"
+KEYTAB_POD = "/etc/trino/secret-files/trino.keytab"
 DOCUMENT = {
     "_id": "trino-real-files", "clusterId": CID, "owner": "qa_team", "enabled": True,
     "files": [
         {"name": "core-site.xml", "content": CORE_SITE},
-        {"name": "truststore.p12", "secret": "{{ vault:secret/trino/files/tls#truststore }}",
+        {"name": "trino.keytab", "secret": "{{ vault:secret/trino/files/kerberos#keytab }}",
          "encoding": "base64"},
     ],
     "connectors": [
         {"name": "hadoop", "properties": {
             "connector.name": "hive", "hive.metastore.uri": DEAD_METASTORE,
             "fs.hadoop.enabled": "true", "hive.config.resources": CORE_SITE_POD}},
+        # Trino checks at startup that the metastore keytab exists (it logs in on first use)
+        {"name": "kerberized", "properties": {
+            "connector.name": "hive", "hive.metastore.uri": DEAD_METASTORE,
+            "fs.native-s3.enabled": "true", "s3.region": "us-east-1",
+            "hive.metastore.authentication.type": "KERBEROS",
+            "hive.metastore.service.principal": "hive/_HOST@EXAMPLE.COM",
+            "hive.metastore.client.principal": "trino@EXAMPLE.COM",
+            "hive.metastore.client.keytab": KEYTAB_POD}},
         {"name": "tpch", "properties": {"connector.name": "tpch"}},
     ],
 }
-SECRET_BYTES = "test-bytes-standing-in-for-a-truststore\n"  # what ESO would write into the Secret
+SECRET_BYTES = "test-bytes-standing-in-for-a-keytab\n"  # what ESO would write into the Secret
 
 
 def pod_files(files: Mapping[str, bytes], objects: list[dict[str, Any]], role: str) -> ts.NodeFiles:
@@ -146,18 +156,22 @@ def _boot(pod: ts.NodeFiles, heap: float, dist: Path, root: Path) -> Boot:
 
 @pytest.fixture(scope="module")
 def boots(pods: dict[str, ts.NodeFiles], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Boot]:
-    """The coordinator as rendered, and the same without the mounted core-site.xml (in parallel)."""
+    """The coordinator as rendered, and the same without one mounted file each (two at a time)."""
     dist = ts.distribution()
     heap = heap_factor(pods)
     pod = pods["coordinator"]
-    without = ts.NodeFiles({p: t for p, t in pod.files.items() if p != CORE_SITE_POD}, pod.env)
+
+    def without(path: str) -> ts.NodeFiles:
+        return ts.NodeFiles({p: t for p, t in pod.files.items() if p != path}, pod.env)
+
+    cases = {"mounted": pod, "no core-site": without(CORE_SITE_POD), "no keytab": without(KEYTAB_POD)}
     root = tmp_path_factory.mktemp("trino-files")
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {"mounted": pool.submit(_boot, pod, heap, dist, root / "mounted"),
-                   "unmounted": pool.submit(_boot, without, heap, dist, root / "unmounted")}
+        futures = {k: pool.submit(_boot, files, heap, dist, root / k.replace(" ", "-"))
+                   for k, files in cases.items()}
         out = {k: f.result() for k, f in futures.items()}
-    print(f"\nattached files: two coordinators in {time.monotonic() - t0:.1f}s")
+    print(f"\nattached files: {len(cases)} coordinators in {time.monotonic() - t0:.1f}s")
     shutil.rmtree(root, ignore_errors=True)
     return out
 
@@ -167,19 +181,23 @@ def test_the_pods_see_the_attached_files_at_their_paths(pods: dict[str, ts.NodeF
     """Both roles' containers have core-site.xml (the document's text) and the secret file."""
     files = pods[role].files
     assert files[CORE_SITE_POD] == CORE_SITE
-    assert files["/etc/trino/secret-files/truststore.p12"] == SECRET_BYTES
+    assert files[KEYTAB_POD] == SECRET_BYTES
     assert "/etc/trino/config.properties" in files  # the chart's own files are still there
 
 
 def test_trino_starts_with_hadoop_resources_naming_the_mounted_file(boots: dict[str, Boot]) -> None:
-    """With the file mounted, Trino starts and serves the hive catalog that reads it."""
+    """With the files mounted, Trino starts and serves the catalogs that name them."""
     b = boots["mounted"]
     assert b.started, "\n".join(b.log.splitlines()[-40:])
-    assert {"hadoop", "tpch"} <= set(b.catalogs)
+    assert {"hadoop", "kerberized", "tpch"} <= set(b.catalogs)
 
 
-def test_trino_refuses_to_start_when_the_file_is_not_mounted(boots: dict[str, Boot]) -> None:
-    """Control: the same files without core-site.xml stop Trino at startup, naming the file."""
-    b = boots["unmounted"]
-    assert not b.started
-    assert "does not exist" in b.log and "core-site.xml" in b.log, "\n".join(b.log.splitlines()[-40:])
+@pytest.mark.parametrize(("case", "name"), [("no core-site", "core-site.xml"),
+                                            ("no keytab", "trino.keytab")])
+def test_trino_refuses_to_start_when_a_named_file_is_not_mounted(
+        boots: dict[str, Boot], case: str, name: str) -> None:
+    """Control: the same files without one of them stop Trino at startup, naming that file."""
+    b = boots[case]
+    tail = "\n".join(b.log.splitlines()[-40:])
+    assert not b.started, tail
+    assert "does not exist" in b.log and name in b.log, tail

@@ -414,3 +414,18 @@ def test_any_files_value_fails_clearly_or_renders_exactly(files: Any) -> None:
         assert yaml.safe_load(rendered[path])["data"] == texts
     else:
         assert path not in rendered
+
+
+def test_a_secret_files_encoding_rolls_the_pods_and_plain_secret_files_add_no_annotation() -> None:
+    """Switching a secret file's decoding changes the pods' files checksum; secret files without
+    decoding (and no text file) leave the pod annotations to the secrets checksum alone."""
+    def annotations(files: list[dict[str, Any]]) -> dict[str, str]:
+        _, rendered = _rendered(doc(files))
+        return dict(yaml.safe_load(rendered["trino-clusters/adhoc-dev/values.yaml"])["worker"]["annotations"])
+
+    plain = annotations([{"name": "k", "secret": KEYTAB_REF}])
+    decoded = annotations([{"name": "k", "secret": KEYTAB_REF, "encoding": "base64"}])
+    url = annotations([{"name": "k", "secret": KEYTAB_REF, "encoding": "base64url"}])
+    assert set(plain) == {"trinogen.io/secrets-checksum"}
+    assert plain["trinogen.io/secrets-checksum"] == decoded["trinogen.io/secrets-checksum"]
+    assert decoded["trinogen.io/files-checksum"] != url["trinogen.io/files-checksum"]

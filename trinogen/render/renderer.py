@@ -112,7 +112,7 @@ class Renderer:
             files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
         values_path = f"{base}/{VALUES}"
         annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
-        if cluster.file_config_maps:
+        if cluster.file_config_maps or any(fs.decoding for fs in cluster.file_secrets):
             annotations["trinogen.io/files-checksum"] = files_checksum(cluster)
         files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
         if secret_name:
@@ -237,17 +237,22 @@ def _entry(key: str, u: SecretUse, versions: Mapping[str, int | None],
 
 
 def files_checksum(cluster: Cluster) -> str:
-    """A short hash of every attached text file's ConfigMap, name and content.
+    """A short hash of every attached text file (ConfigMap, name, content) and of how each
+    secret file is decoded.
 
     Put into the pods' annotations: the chart rolls the pods on its own ConfigMaps only, and a
-    file Trino reads at startup (core-site.xml) must reach the running servers. (Secret files
-    roll the pods through the secrets checksum: their references and versions.)
+    file Trino reads at startup (core-site.xml) must reach the running servers. A secret file's
+    value rolls them through the secrets checksum (its reference and version); its decoding,
+    which changes the file's bytes as much, through this one.
     """
     h = hashlib.sha256()
     for cm in sorted(cluster.file_config_maps, key=lambda m: m.name):
         for key, content in cm.files:
             data = content.encode()
-            h.update(f"{cm.name}/{key} {len(data)}\n".encode() + data)
+            h.update(f"text {cm.name}/{key} {len(data)}\n".encode() + data)
+    for fs in sorted(cluster.file_secrets, key=lambda f: f.name):
+        for key, strategy in fs.decoding:
+            h.update(f"decoding {fs.name}/{key} {strategy}\n".encode())
     return h.hexdigest()[:16]
 
 

@@ -18,6 +18,7 @@ from tests.conftest import demo_settings, example_docs
 from trinogen.model import Cluster, Failed, FileConfigMap, FileSecret, Mount, RawDocument, classify
 from trinogen.model.file_paths import Mounted, mounted_files
 from trinogen.render import Renderer
+from trinogen.secrets import Secret, SecretData
 from trinogen.source import doc_key
 from trinogen.trino import paths
 from trinogen.trino.registry import registry_for
@@ -429,3 +430,16 @@ def test_a_secret_files_encoding_rolls_the_pods_and_plain_secret_files_add_no_an
     assert set(plain) == {"trinogen.io/secrets-checksum"}
     assert plain["trinogen.io/secrets-checksum"] == decoded["trinogen.io/secrets-checksum"]
     assert decoded["trinogen.io/files-checksum"] != url["trinogen.io/files-checksum"]
+
+
+def test_inline_mode_still_delivers_secret_files_through_eso() -> None:
+    """With secrets substituted inline (the unsafe mode), a secret file is still an
+    ExternalSecret reference: its value is in no rendered file."""
+    value = "inline-mode-keytab-value-8842"
+    c = outcome(doc([{"name": "k", "secret": KEYTAB_REF}]))
+    assert isinstance(c, Cluster)
+    resolved = {"secret/trino/adhoc-dev/kerberos": SecretData(4, {"keytab": Secret(value)})}
+    files = Renderer(demo_settings()).render_cluster(c, resolved, inline=True)
+    es = yaml.safe_load(files["trino-clusters/adhoc-dev/secrets/adhoc-dev-trino-secret-files.yaml"])
+    assert es["spec"]["data"][0]["remoteRef"]["version"] == "4"
+    assert not any(value.encode() in b for b in files.values())

@@ -207,6 +207,11 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
             for seg in segments:
                 if isinstance(seg, SecretUse):
                     yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+    # Secrets of files (attached files, keystores): named by the Secret and key they fill, since
+    # the document field that holds each placeholder is the feature's own.
+    for fs in cluster.file_secrets:
+        for key, use in fs.files:
+            yield f"Secret {fs.name}, key {key}", use
 
 
 def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:

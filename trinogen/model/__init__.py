@@ -14,7 +14,9 @@ The package, one job per module:
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
-- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties).
+- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `files`: attached files (a ConfigMap and a Secret) and their mounts;
+- `file_paths`: properties naming files must name mounted ones.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -51,6 +53,7 @@ from trinogen.model.types import (
     Connector,
     Disabled,
     Failed,
+    FileConfigMap,
     FileSecret,
     Mount,
     Outcome,
@@ -82,6 +85,7 @@ __all__ = [
     "Connector",
     "Disabled",
     "Failed",
+    "FileConfigMap",
     "FileSecret",
     "Mount",
     "Outcome",

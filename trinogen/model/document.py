@@ -14,6 +14,8 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
+from trinogen.model.file_paths import check_file_paths, mounted_files
+from trinogen.model.files import attached_files
 from trinogen.model.properties import properties, server_properties
 from trinogen.model.roles import check_memory, cluster_config
 from trinogen.model.rules import (
@@ -171,8 +173,14 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     props = properties(d.get("properties"), "properties", c, required=False)
     sizing = cluster_config(cc, props, trino, c)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c)
+    binding = Binding(cluster_id, owner, s.secrets)
+    found = connectors(d.get("connectors"), binding, trino, c)
     server = server_properties(props, trino, c)
+    files = attached_files(d.get("files"), cluster_id, binding, c)
+    # Every feature's mounts count: a property naming a file must name a mounted one.
+    check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},
+                     found or (), mounted_files(files.mounts, files.config_maps,
+                                                files.file_secrets), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
@@ -202,6 +210,9 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        mounts=files.mounts,
+        file_secrets=files.file_secrets,
+        file_config_maps=files.config_maps,
         warnings=tuple(c.warnings),
     )
 

@@ -68,10 +68,24 @@ class FileSecret:
 
     name: str  # the Kubernetes Secret (and ExternalSecret) name
     files: tuple[tuple[str, SecretUse], ...]  # key in the Secret -> the Vault value
+    # key -> ESO decodingStrategy ("Base64": Vault holds the file base64-encoded, e.g. a
+    # keytab); a key not listed is stored as Vault returns it
+    decoding: tuple[tuple[str, str], ...] = ()
 
     @property
     def secret_uses(self) -> tuple[SecretUse, ...]:
         return tuple(use for _, use in self.files)
+
+
+@dataclass(frozen=True)
+class FileConfigMap:
+    """A ConfigMap of small text files, rendered as a manifest under `manifests/`.
+
+    Its content is plain data from the document (never a secret); a change rolls the pods.
+    """
+
+    name: str  # the ConfigMap name
+    files: tuple[tuple[str, str], ...]  # key (the file name) -> content, sorted by key
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ class Cluster:
     log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
+    file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
     warnings: tuple[Problem, ...] = ()
 
     @property

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trinogen import __version__
-from trinogen.model import Cluster, Connector, FileSecret
+from trinogen.model import Cluster, Connector, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
 from trinogen.render.headers import header, root_app_header
@@ -112,6 +112,8 @@ class Renderer:
             files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
         values_path = f"{base}/{VALUES}"
         annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
+        if cluster.file_config_maps or any(fs.decoding for fs in cluster.file_secrets):
+            annotations["trinogen.io/files-checksum"] = files_checksum(cluster)
         files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
         if secret_name:
             files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
@@ -119,6 +121,8 @@ class Renderer:
         for fs in cluster.file_secrets:
             files[f"{base}/{SECRETS_DIR}/{fs.name}.yaml"] = self._external_secret(
                 cluster, head, fs.name, _file_data(fs, versions))
+        for cm in cluster.file_config_maps:
+            files[f"{base}/{MANIFESTS_DIR}/{cm.name}.yaml"] = self._config_map(cluster, head, cm)
         # Features that add manifests put them under one of EXTRA_DIRS here.
         extra_paths = [f"{base}/{d}" for d in EXTRA_DIRS
                        if any(p.startswith(f"{base}/{d}/") for p in files)]
@@ -165,6 +169,10 @@ class Renderer:
             header=Safe(head), cluster=cluster, secret_name=secret_name,
             secrets=self.settings.secrets, data=data,
         ))
+
+    def _config_map(self, cluster: Cluster, head: str, cm: FileConfigMap) -> bytes:
+        return _bytes(self.template("configmap.yaml.j2").render(
+            header=Safe(head), cluster=cluster, name=cm.name, files=cm.files))
 
     def _application(
         self, cluster: Cluster, head: str, values_path: str, extra_paths: list[str]
@@ -218,12 +226,34 @@ def _env_data(uses: Iterable[SecretUse], versions: Mapping[str, int | None]) -> 
 
 def _file_data(fs: FileSecret, versions: Mapping[str, int | None]) -> list[dict[str, Any]]:
     """A file Secret's entries: one key (a file name) per Vault value."""
-    return [_entry(key, u, versions) for key, u in fs.files]
+    decoding = dict(fs.decoding)
+    return [_entry(key, u, versions, decoding.get(key)) for key, u in fs.files]
 
 
-def _entry(key: str, u: SecretUse, versions: Mapping[str, int | None]) -> dict[str, Any]:
+def _entry(key: str, u: SecretUse, versions: Mapping[str, int | None],
+           decoding: str | None = None) -> dict[str, Any]:
     return {"env": key, "key": u.ref.secret_path, "property": u.ref.key,
-            "version": versions.get(u.ref.secret_path)}
+            "version": versions.get(u.ref.secret_path), "decoding": decoding}
+
+
+def files_checksum(cluster: Cluster) -> str:
+    """A short hash of every attached text file (ConfigMap, name, content) and of how each
+    secret file is decoded.
+
+    Put into the pods' annotations: the chart rolls the pods on its own ConfigMaps only, and a
+    file Trino reads at startup (core-site.xml) must reach the running servers. A secret file's
+    value rolls them through the secrets checksum (its reference and version); its decoding,
+    which changes the file's bytes as much, through this one.
+    """
+    h = hashlib.sha256()
+    for cm in sorted(cluster.file_config_maps, key=lambda m: m.name):
+        for key, content in cm.files:
+            data = content.encode()
+            h.update(f"text {cm.name}/{key} {len(data)}\n".encode() + data)
+    for fs in sorted(cluster.file_secrets, key=lambda f: f.name):
+        for key, strategy in fs.decoding:
+            h.update(f"decoding {fs.name}/{key} {strategy}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def _mounts(cluster: Cluster, secret: bool) -> list[dict[str, str]]:

@@ -146,8 +146,9 @@ def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -
     """Properties Trino binds only when a file system is switched on, and lake catalogs with
     none (Trino >= 458 enables no file system by default)."""
     findings = _switched_off(known, props)
-    if HADOOP_RESOURCES in props and known.known(HADOOP_RESOURCES):
-        findings.append(Finding(props[HADOOP_RESOURCES][1], _hadoop_resources(props)))
+    if (HADOOP_RESOURCES in props and known.known(HADOOP_RESOURCES)
+            and not _enabled(props, "fs.hadoop.enabled")):
+        findings.append(Finding(props[HADOOP_RESOURCES][1], _HADOOP_OFF))
     if connector in LAKE_CONNECTORS and not any(_enabled(props, s, known)
                                                 for s in FILE_SYSTEM_SWITCHES):
         switches = ", ".join(_current(known, s) for s in CONDITIONAL_PREFIXES)
@@ -171,16 +172,12 @@ def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
     return findings
 
 
-def _hadoop_resources(props: Props) -> str:
-    """Why hive.config.resources cannot work from a trinogen catalog, either way."""
-    if not _enabled(props, "fs.hadoop.enabled"):
-        return (f"{HADOOP_RESOURCES} is used only with fs.hadoop.enabled=true (Trino >= 458 "
-                "refuses to start with it otherwise: was not used), and every file it lists "
-                "must exist in the pods, which trinogen cannot mount yet; use the native file "
-                "systems (fs.native-s3.enabled=true and s3.*) instead")
-    return (f"{HADOOP_RESOURCES} lists files that must exist in the pods, and neither the chart "
-            "nor trinogen mounts them (Trino refuses to start: file does not exist); use the "
-            "native file systems (fs.native-s3.enabled=true and s3.*) instead")
+# With fs.hadoop.enabled=true the files it lists must exist in the pods: the model holds every
+# property naming a file to the cluster's mounted files (trinogen.model.files).
+_HADOOP_OFF = (f"{HADOOP_RESOURCES} is used only with fs.hadoop.enabled=true (Trino >= 458 "
+               "refuses to start with it otherwise: was not used); set fs.hadoop.enabled=true "
+               "in this catalog and attach the files it lists under files, so that they are "
+               "mounted, or use the native file systems (fs.native-s3.enabled=true and s3.*)")
 
 
 # --- server, role and node properties -----------------------------------------------------

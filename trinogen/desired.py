@@ -207,6 +207,8 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
             for seg in segments:
                 if isinstance(seg, SecretUse):
                     yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+    for use in cluster.exchange.secret_uses if cluster.exchange else ():
+        yield "faultTolerance.exchange", use
 
 
 def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:

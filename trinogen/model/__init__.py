@@ -14,7 +14,9 @@ The package, one job per module:
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
-- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties).
+- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `storage`: a catalog's storage option -> its file-system properties;
+- `fault_tolerance`: `faultTolerance` -> retry-policy and the exchange manager.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -50,6 +52,7 @@ from trinogen.model.types import (
     Cluster,
     Connector,
     Disabled,
+    ExchangeManager,
     Failed,
     FileSecret,
     Mount,
@@ -81,6 +84,7 @@ __all__ = [
     "Cluster",
     "Connector",
     "Disabled",
+    "ExchangeManager",
     "Failed",
     "FileSecret",
     "Mount",

@@ -14,6 +14,7 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
+from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.properties import properties, server_properties
 from trinogen.model.roles import check_memory, cluster_config
 from trinogen.model.rules import (
@@ -26,6 +27,7 @@ from trinogen.model.rules import (
     TOP_FIELDS,
     TRINO_VERSION,
 )
+from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
 from trinogen.settings import Settings
@@ -171,8 +173,10 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     props = properties(d.get("properties"), "properties", c, required=False)
     sizing = cluster_config(cc, props, trino, c)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c)
+    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets, s.options("storage")), trino, c)
     server = server_properties(props, trino, c)
+    ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
+                         s.options("storage"), Identity(cluster_id, owner), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
@@ -192,7 +196,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         max_memory=server.max_memory,
         node_environment=server.node_environment,
         include_coordinator=server.include_coordinator,
-        config_properties=tuple(server.config),
+        config_properties=tuple(sorted((*server.config, *ft.config))),
         node_properties=tuple(server.node),
         connectors=found,
         autoscaling=sizing.autoscaling,
@@ -202,6 +206,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        exchange=ft.exchange,
         warnings=tuple(c.warnings),
     )
 

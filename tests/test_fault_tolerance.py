@@ -201,8 +201,8 @@ def test_vault_credentials_of_the_exchange_join_the_clusters_env_secret() -> Non
 
 @pytest.mark.parametrize(("exchange", "expected"), [
     ("gcs", "exchange.gcs.json-key=${{ENV:{env}}}"),
-    ("azure", "exchange.azure.connection-string=DefaultEndpointsProtocol=https;"
-              "AccountName=lakeacct;AccountKey=${{ENV:{env}}};EndpointSuffix=core.windows.net"),
+    ("azure", ("exchange.azure.connection-string=DefaultEndpointsProtocol=https;"
+               "AccountName=lakeacct;AccountKey=${{ENV:{env}}};EndpointSuffix=core.windows.net")),
 ])
 def test_gcs_and_azure_exchanges_take_their_key_from_vault(exchange: str, expected: str) -> None:
     """A GCS JSON key, or an Azure key inside its connection string, is an env placeholder."""

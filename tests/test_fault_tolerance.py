@@ -252,3 +252,19 @@ def test_exchange_options_shape_the_render_cache_fingerprint() -> None:
     b = settings_with({**EXCHANGE, "eu": {"storage": "s3-wi", "location": "s3://other/{cluster}"}})
     assert Renderer(a).fingerprint != Renderer(b).fingerprint
     assert replace(a).named == a.named
+
+
+def test_an_inline_dry_run_diff_hides_old_exchange_credentials() -> None:
+    """A rotated-away exchange key in the old values.yaml (masked before diffing) is hidden."""
+    from trinogen.desired import Desired, _collect_masks
+    from trinogen.pipeline import masker
+
+    outcome = run(doc({"retryPolicy": "TASK", "exchange": "minio"}))
+    assert isinstance(outcome, Cluster)
+    desired = Desired()
+    _collect_masks(desired, [outcome], Secrets())
+    mask = masker(desired)
+    old = ('additionalExchangeManagerProperties:\n  - "exchange.s3.aws-secret-key=OLD-SECRET"\n'
+           '  - "exchange.s3.region=us-east-1"\n')
+    assert "OLD-SECRET" not in mask(old)
+    assert "exchange.s3.region=us-east-1" in mask(old)

@@ -218,6 +218,9 @@ def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secre
     for c in clusters:
         desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
                                    if any(isinstance(s, SecretUse) for s in segs))
+        exchange = c.exchange.properties if c.exchange else ()  # values.yaml list lines
+        desired.secret_keys.update(k for k, segs in exchange
+                                   if any(isinstance(s, SecretUse) for s in segs))
 
 
 # --- rendering -----------------------------------------------------------------------------

@@ -268,3 +268,34 @@ def test_an_inline_dry_run_diff_hides_old_exchange_credentials() -> None:
            '  - "exchange.s3.region=us-east-1"\n')
     assert "OLD-SECRET" not in mask(old)
     assert "exchange.s3.region=us-east-1" in mask(old)
+
+
+def test_every_exchange_name_written_is_bound_by_trino_476s_exchange_plugin() -> None:
+    """The exchange.* names trinogen writes are @Config names of Trino 476's exchange-filesystem
+    plugin, read from its jars with the registry's own class-file scanner (skipped when the
+    distribution is not in the test cache)."""
+    from tests import trino_server as ts
+    from tools.trino_registry.build import property_set
+    from tools.trino_registry.scan import scan_jar, unit_facts
+
+    plugin = ts.CACHE_DIR / "unpacked" / "trino-server-476" / "plugin" / "exchange-filesystem"
+    if not plugin.is_dir():
+        pytest.skip(f"no Trino 476 distribution at {plugin.parent.parent}")
+    bound = property_set(unit_facts(scan_jar(p.read_bytes()) for p in plugin.glob("io.trino_*.jar"))).known
+    written: set[str] = {"exchange.base-directories"}
+    for name in EXCHANGE:
+        outcome = run(doc({"retryPolicy": "TASK", "exchange": name}))
+        v = values(outcome)
+        written |= {line.split("=", 1)[0] for line in v.get("additionalExchangeManagerProperties", [])}
+    sse = {"type": "s3", "region": "r", "endpoint": "http://e", "sse": {"type": "KMS", "kms_key_id": "k"},
+           "iam_role": "arn:aws:iam::1:role/x", "credentials": "workload-identity"}
+    s = dataclasses.replace(demo_settings(), named={
+        "storage": parse_kind("storage", {"sse": sse}, "t"),
+        "exchange": parse_kind("exchange", {"x": {"storage": "sse", "location": "s3://b/{cluster}"}},
+                               "t")})
+    check(s)
+    v = values(run(doc({"retryPolicy": "TASK", "exchange": "x"}), s), s)
+    written |= {line.split("=", 1)[0] for line in v["additionalExchangeManagerProperties"]}
+    assert {"exchange.s3.sse.kms-key-id", "exchange.s3.iam-role", "exchange.gcs.json-key",
+            "exchange.azure.connection-string"} <= written
+    assert written <= set(bound), written - set(bound)

@@ -212,6 +212,8 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
     for fs in cluster.file_secrets:
         for key, use in fs.files:
             yield f"Secret {fs.name}, key {key}", use
+    for use in cluster.exchange.secret_uses if cluster.exchange else ():
+        yield "faultTolerance.exchange", use
 
 
 def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:
@@ -220,6 +222,9 @@ def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secre
         desired.secret_texts.update(v.reveal() for v in data.values.values())
     for c in clusters:
         desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
+                                   if any(isinstance(s, SecretUse) for s in segs))
+        exchange = c.exchange.properties if c.exchange else ()  # values.yaml list lines
+        desired.secret_keys.update(k for k, segs in exchange
                                    if any(isinstance(s, SecretUse) for s in segs))
 
 

@@ -258,7 +258,8 @@ def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
     # Whole lines of secret-bearing properties too: the old side of a diff holds values from
     # before a rotation, which this run never read.
     names = "|".join(re.escape(prop_key(k)) for k in sorted(desired.secret_keys))
-    line = re.compile(rf"^(\s*(?:{names})=).*$", re.MULTILINE) if names else None
+    # (also as values.yaml list items: additionalExchangeManagerProperties' `- "key=value"`)
+    line = re.compile(rf"^(\s*(?:-\s+\"?)?(?:{names})=).*$", re.MULTILINE) if names else None
     # In inline mode the old side may hold a secret this run no longer knows of (a document
     # stopped using the placeholder): every catalog property value is shown as a tag instead.
     tag = _value_tagger() if inline else None

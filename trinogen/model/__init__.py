@@ -17,6 +17,8 @@ The package, one job per module:
 - `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
 - `files`: attached files (a ConfigMap and a Secret) and their mounts;
 - `file_paths`: properties naming files must name mounted ones.
+- `storage`: a catalog's storage option -> its file-system properties;
+- `fault_tolerance`: `faultTolerance` -> retry-policy and the exchange manager.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -52,6 +54,7 @@ from trinogen.model.types import (
     Cluster,
     Connector,
     Disabled,
+    ExchangeManager,
     Failed,
     FileConfigMap,
     FileSecret,
@@ -84,6 +87,7 @@ __all__ = [
     "Cluster",
     "Connector",
     "Disabled",
+    "ExchangeManager",
     "Failed",
     "FileConfigMap",
     "FileSecret",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, text_ok, type_name
@@ -21,10 +21,12 @@ from trinogen.model.rules import (
     PROPERTY_KEY,
     RESERVED_CATALOGS,
 )
+from trinogen.model.storage import Identity, storage_properties
 from trinogen.model.trino import TrinoCheck
 from trinogen.model.types import Connector
 from trinogen.secrets import BoundSegment, PlaceholderError, bind
 from trinogen.settings import SecretSettings
+from trinogen.settings.options.storage import Storage
 
 CatalogEntries = tuple[tuple[str, tuple[BoundSegment, ...]], ...]
 
@@ -40,6 +42,7 @@ class Binding:
     cluster_id: str | None
     owner: str | None
     secrets: SecretSettings
+    stores: Mapping[str, Storage] = field(default_factory=dict)  # the `storage` options
 
     def bind(self, text: str, path: str, c: Checker) -> tuple[BoundSegment, ...] | None:
         """Split a value around its placeholders and bind each to a Vault reference."""
@@ -83,7 +86,7 @@ def connectors(value: Any, binding: Binding, trino: TrinoCheck,
         conn = c.mapping(raw, path)
         if conn is None:
             continue
-        c.fields(conn, path, {"name", "properties"})
+        c.fields(conn, path, {"name", "properties", "storage"})
         name = _connector_name(conn.get("name"), path, c)
         if name is not None:
             _check_unique(name, i, seen, path, c)
@@ -91,7 +94,8 @@ def connectors(value: Any, binding: Binding, trino: TrinoCheck,
         props = c.mapping(conn.get("properties"), f"{path}.properties")
         if props is None:
             continue
-        entries, size = catalog_properties(props, path, binding, trino, c)
+        entries, size = catalog_properties(props, path, binding, trino, c,
+                                           storage=conn.get("storage"))
         total += size
         if name is not None:
             out.append(Connector(name=name, properties=entries))
@@ -132,11 +136,13 @@ def _check_unique(name: str, index: int, seen: dict[str, int], path: str, c: Che
 
 
 def catalog_properties(
-    props: Mapping[str, Any], path: str, binding: Binding, trino: TrinoCheck, c: Checker
+    props: Mapping[str, Any], path: str, binding: Binding, trino: TrinoCheck, c: Checker,
+    *, storage: Any = None,
 ) -> tuple[CatalogEntries, int]:
     """Judge one catalog's properties: its entries (connector.name first, the rest sorted) and
     the bytes they add to the catalog ConfigMap. The registry of the document's Trino version
-    judges the names (and the file systems their values switch on) once each is plain text."""
+    judges the names (and the file systems their values switch on) once each is plain text,
+    those a picked storage option adds (`model.storage`) included."""
     if "connector.name" not in props:
         c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
     entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
@@ -155,6 +161,11 @@ def catalog_properties(
         bound = binding.bind(text, kpath, c)
         if bound is not None:
             entries.append((key, bound))
+    for key, bound in storage_properties(storage, path, props, binding.stores,
+                                         Identity(binding.cluster_id, binding.owner), trino, c):
+        entries.append((key, bound))
+        texts[key] = ("".join(s if isinstance(s, str) else f"${{ENV:{s.env}}}" for s in bound),
+                      f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries), size

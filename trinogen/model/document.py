@@ -14,6 +14,7 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
+from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
 from trinogen.model.properties import properties, server_properties
@@ -28,6 +29,7 @@ from trinogen.model.rules import (
     TOP_FIELDS,
     TRINO_VERSION,
 )
+from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
 from trinogen.settings import Settings
@@ -173,9 +175,11 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     props = properties(d.get("properties"), "properties", c, required=False)
     sizing = cluster_config(cc, props, trino, c)
     destination = _destination(d.get("destination"), s, c)
-    binding = Binding(cluster_id, owner, s.secrets)
+    binding = Binding(cluster_id, owner, s.secrets, s.options("storage"))
     found = connectors(d.get("connectors"), binding, trino, c)
     server = server_properties(props, trino, c)
+    ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
+                         s.options("storage"), Identity(cluster_id, owner), c)
     files = attached_files(d.get("files"), cluster_id, binding, c)
     # Every feature's mounts count: a property naming a file must name a mounted one.
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},
@@ -200,7 +204,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         max_memory=server.max_memory,
         node_environment=server.node_environment,
         include_coordinator=server.include_coordinator,
-        config_properties=tuple(server.config),
+        config_properties=tuple(sorted((*server.config, *ft.config))),
         node_properties=tuple(server.node),
         connectors=found,
         autoscaling=sizing.autoscaling,
@@ -213,6 +217,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         mounts=files.mounts,
         file_secrets=files.file_secrets,
         file_config_maps=files.config_maps,
+        exchange=ft.exchange,
         warnings=tuple(c.warnings),
     )
 

@@ -89,6 +89,20 @@ class FileConfigMap:
 
 
 @dataclass(frozen=True)
+class ExchangeManager:
+    """Fault-tolerant execution's exchange: the chart's `server.exchangeManager` (filesystem)
+    and `additionalExchangeManagerProperties` (exchange-manager.properties on every pod)."""
+
+    base_directories: tuple[str, ...]
+    # storage and tuning lines; Vault credentials split out as in a catalog
+    properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
+
+    @property
+    def secret_uses(self) -> tuple[SecretUse, ...]:
+        return tuple(s for _, v in self.properties for s in v if isinstance(s, SecretUse))
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -115,6 +129,7 @@ class Cluster:
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
+    exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
     warnings: tuple[Problem, ...] = ()
 
     @property
@@ -128,6 +143,8 @@ class Cluster:
         for c in self.connectors:
             for use in c.secret_uses:
                 seen.setdefault(use.env, use)
+        for use in self.exchange.secret_uses if self.exchange else ():
+            seen.setdefault(use.env, use)  # the same Secret: exchange-manager.properties reads env
         return tuple(sorted(seen.values(), key=lambda u: u.env))
 
     @property

@@ -114,7 +114,9 @@ class Renderer:
         annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
         if cluster.file_config_maps or any(fs.decoding for fs in cluster.file_secrets):
             annotations["trinogen.io/files-checksum"] = files_checksum(cluster)
-        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
+        exchange = _exchange_lines(cluster, resolved, inline)
+        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name,
+                                          exchange)
         if secret_name:
             files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
                 cluster, head, secret_name, _env_data(uses, versions))
@@ -139,6 +141,7 @@ class Renderer:
     def _values(
         self, cluster: Cluster, head: str, bodies: Mapping[str, str],
         annotations: Mapping[str, str], secret_name: str | None,
+        exchange_properties: list[str | Secret],
     ) -> bytes:
         s = self.settings
         context = {
@@ -157,6 +160,7 @@ class Renderer:
             "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
             "pod_annotations": annotations,
             "secret_name": secret_name,
+            "exchange_properties": exchange_properties,
             "config_mounts": _mounts(cluster, secret=False),
             "secret_mounts": _mounts(cluster, secret=True),
         }
@@ -269,12 +273,31 @@ def _mounts(cluster: Cluster, secret: bool) -> list[dict[str, str]]:
     return out
 
 
+def _exchange_lines(cluster: Cluster, resolved: Resolved, inline: bool) -> list[str | Secret]:
+    """additionalExchangeManagerProperties: `key=value` lines (a Secret where inline)."""
+    if cluster.exchange is None:
+        return []
+    out: list[str | Secret] = []
+    for key, value in _final_entries(cluster.exchange.properties, resolved, inline):
+        if isinstance(value, Secret):
+            out.append(Secret(f"{prop_key(key)}={prop_value(value.reveal())}"))
+        else:
+            out.append(f"{prop_key(key)}={prop_value(value)}")
+    return out
+
+
 def _final_properties(
     conn: Connector, resolved: Resolved, inline: bool
 ) -> list[tuple[str, str | Secret]]:
     """Property values with each placeholder replaced: ${ENV:VAR}, or the value when inline."""
+    return _final_entries(conn.properties, resolved, inline)
+
+
+def _final_entries(
+    entries: Iterable[tuple[str, tuple[str | SecretUse, ...]]], resolved: Resolved, inline: bool
+) -> list[tuple[str, str | Secret]]:
     out: list[tuple[str, str | Secret]] = []
-    for key, segments in conn.properties:
+    for key, segments in entries:
         if inline and any(isinstance(s, SecretUse) for s in segments):
             out.append((key, Secret("".join(_revealed(seg, resolved) for seg in segments))))
         else:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from trinogen.errors import ConfigError
 from trinogen.redact import has_credentials, redact_url
+from trinogen.settings.options.exchange import scheme_problem
 from trinogen.settings.types import Settings
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -31,6 +32,7 @@ def check(s: Settings) -> None:
     _check_limits(s)
     _check_output_roots(s)
     _check_pins(s)
+    _check_exchanges(s)
     for name, profile in s.profiles.items():
         if not isinstance(profile, Mapping):
             raise ConfigError(f"profile {name!r} must be a mapping")
@@ -103,3 +105,20 @@ def _check_pins(s: Settings) -> None:
             raise ConfigError(f"setting {key} ({redact_url(url)}) carries credentials, which "
                               "would be committed in every Application; remove them and give "
                               "Argo CD repository credentials for it instead")
+
+
+def _check_exchanges(s: Settings) -> None:
+    """Each exchange option names a storage option its locations fit (issue 14 item 4)."""
+    stores = s.options("storage")
+    for name, ex in s.options("exchange").items():
+        store = stores.get(ex.storage)
+        if store is None:
+            known = ", ".join(sorted(stores)) or "none are configured"
+            raise ConfigError(f"exchange.{name}.storage: {ex.storage!r} is not a storage "
+                              f"option ({known})")
+        if store.type == "azure" and store.vault and store.account is None:
+            raise ConfigError(f"exchange.{name}.storage: the exchange takes an Azure access "
+                              f"key only with its account: set storage.{ex.storage}.account")
+        problem = scheme_problem(ex, store.type, store.account)
+        if problem is not None:
+            raise ConfigError(f"exchange.{name}.location: {problem}")

@@ -207,6 +207,11 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
             for seg in segments:
                 if isinstance(seg, SecretUse):
                     yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+    for s in cluster.server_secrets:
+        yield s.path, s.use
+    for fs in cluster.file_secrets:  # named by the Secret: no document field holds them
+        for key, use in fs.files:
+            yield f"secret {fs.name}, file {key}", use
 
 
 def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:
@@ -216,6 +221,7 @@ def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secre
     for c in clusters:
         desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
                                    if any(isinstance(s, SecretUse) for s in segs))
+        desired.secret_keys.update(s.key for s in c.server_secrets)
 
 
 # --- rendering -----------------------------------------------------------------------------

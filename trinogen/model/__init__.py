@@ -45,6 +45,7 @@ from trinogen.model.rules import (
     RESERVED_FIELDS,
 )
 from trinogen.model.types import (
+    Authentication,
     Autoscaling,
     Classified,
     Cluster,
@@ -56,6 +57,7 @@ from trinogen.model.types import (
     Outcome,
     RawDocument,
     Role,
+    ServerSecret,
 )
 
 __all__ = [
@@ -75,6 +77,7 @@ __all__ = [
     "PER_POD_NODE_KEYS",
     "RESERVED_CATALOGS",
     "RESERVED_FIELDS",
+    "Authentication",
     "Autoscaling",
     "Checker",
     "Classified",
@@ -87,6 +90,7 @@ __all__ = [
     "Outcome",
     "RawDocument",
     "Role",
+    "ServerSecret",
     "claimed_cluster_id",
     "classify",
     "classify_all",

@@ -12,10 +12,11 @@ from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
+from trinogen.model.auth import authentication, check_owned
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
-from trinogen.model.properties import properties, server_properties
-from trinogen.model.roles import check_memory, cluster_config
+from trinogen.model.properties import Props, properties, server_properties
+from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
     LABEL_VALUE,
@@ -26,6 +27,7 @@ from trinogen.model.rules import (
     TOP_FIELDS,
     TRINO_VERSION,
 )
+from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
 from trinogen.settings import Settings
@@ -168,11 +170,15 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     version = _trino_version(d.get("trinoVersion"), s.validation.min_trino_version, c)
     trino = TrinoCheck.of(version, s.validation, c)
     cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
-    props = properties(d.get("properties"), "properties", c, required=False)
-    sizing = cluster_config(cc, props, trino, c)
+    binding = Binding(cluster_id, owner, s.secrets)
+    bind = ServerBinding(binding)  # placeholders in server properties (issue 13)
+    props = properties(d.get("properties"), "properties", c, required=False, bind=bind)
+    sizing = cluster_config(cc, props, trino, c, bind)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c)
+    found = connectors(d.get("connectors"), binding, trino, c)
     server = server_properties(props, trino, c)
+    auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
+    check_owned(d.get("authentication") if auth else None, _server_keys(props, sizing), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
@@ -180,6 +186,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     if sizing.coordinator is None or sizing.worker is None:
         return None
     profile = d.get("profile")
+    if auth is not None:  # the option's lines come after the document's own
+        server.config.extend(auth.config)
     return Cluster(
         cluster_id=cluster_id,
         doc_id=doc_id,
@@ -187,7 +195,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         trino_version=version,
         workers=sizing.workers,
         coordinator=replace(sizing.coordinator, extra_properties=(
-            *server.coordinator, *sizing.coordinator.extra_properties)),
+            *server.coordinator, *sizing.coordinator.extra_properties,
+            *(auth.coordinator if auth else ()))),
         worker=sizing.worker,
         max_memory=server.max_memory,
         node_environment=server.node_environment,
@@ -202,8 +211,20 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        file_secrets=auth.file_secrets if auth else (),
+        server_secrets=(*bind.found, *(auth.secrets if auth else ())),
+        authentication=auth.auth if auth else None,
         warnings=tuple(c.warnings),
     )
+
+
+def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:
+    """Every server property a document sets, with where (a role's: its properties field)."""
+    keys = [(k, path) for k, (_, path) in props.items()]
+    for name, role in (("coordinator", sizing.coordinator), ("worker", sizing.worker)):
+        if role is not None:
+            keys.extend((k, f"clusterConfig.{name}.properties") for k, _ in role.extra_properties)
+    return keys
 
 
 def _cluster_id(value: Any, c: Checker) -> str | None:

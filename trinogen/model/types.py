@@ -75,6 +75,35 @@ class FileSecret:
 
 
 @dataclass(frozen=True)
+class ServerSecret:
+    """A placeholder in a server property, bound to Vault; the property holds `${ENV:<env>}`."""
+
+    path: str  # where it was written ("properties.x", or "authentication" for the option's)
+    key: str  # the Trino property
+    use: SecretUse
+
+
+@dataclass(frozen=True)
+class Authentication:
+    """The authentication option a cluster picked, as the chart's values take it.
+
+    Its properties are already in the cluster's config lines; this is what values.yaml needs
+    besides them (the chart's own keys for authentication, HTTPS and the password files).
+    """
+
+    name: str  # the option's name in the settings
+    type: str  # server.config.authenticationType: PASSWORD | OAUTH2
+    tls: str  # pod | ingress
+    https_port: int | None = None  # tls: pod: server.config.https.port
+    keystore_path: str | None = None  # tls: pod: server.config.https.keystore.path
+    keystore_secret: str | None = None  # tls: pod: the Secret mounted on the coordinator
+    keystore_dir: str | None = None  # where that Secret is mounted
+    password_secret: str | None = None  # auth.passwordAuthSecret (key password.db)
+    groups_secret: str | None = None  # auth.groupsAuthSecret (key group.db)
+    refresh_period: str | None = None  # auth.refreshPeriod
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -100,6 +129,8 @@ class Cluster:
     log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
+    server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
+    authentication: Authentication | None = None
     warnings: tuple[Problem, ...] = ()
 
     @property
@@ -113,6 +144,8 @@ class Cluster:
         for c in self.connectors:
             for use in c.secret_uses:
                 seen.setdefault(use.env, use)
+        for s in self.server_secrets:
+            seen.setdefault(s.use.env, s.use)
         return tuple(sorted(seen.values(), key=lambda u: u.env))
 
     @property

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,8 @@ class Renderer:
             files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
         values_path = f"{base}/{VALUES}"
         annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
-        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
+        server = _server_lines(cluster, resolved, inline)
+        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name, server)
         if secret_name:
             files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
                 cluster, head, secret_name, _env_data(uses, versions))
@@ -134,7 +136,7 @@ class Renderer:
 
     def _values(
         self, cluster: Cluster, head: str, bodies: Mapping[str, str],
-        annotations: Mapping[str, str], secret_name: str | None,
+        annotations: Mapping[str, str], secret_name: str | None, server: _ServerLines,
     ) -> bytes:
         s = self.settings
         context = {
@@ -146,11 +148,12 @@ class Renderer:
                 **{name: None for name in CHART_DEFAULT_CATALOGS},
                 **{n: helm_escape(b) for n, b in bodies.items()},
             },
-            "config_properties": _lines(cluster.config_properties),
+            "config_properties": _lines(server.config),
             "node_properties": _lines(cluster.node_properties),
             "log_properties": _lines(cluster.log_properties),
-            "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
-            "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
+            "coordinator_extra_config": "\n".join(_lines(server.coordinator)),
+            "worker_extra_config": "\n".join(_lines(server.worker)),
+            "auth": cluster.authentication,
             "pod_annotations": annotations,
             "secret_name": secret_name,
             "config_mounts": _mounts(cluster, secret=False),
@@ -254,15 +257,54 @@ def _final_properties(
     return out
 
 
+@dataclass(frozen=True)
+class _ServerLines:
+    """The config.properties lines of both roles, and of each role alone."""
+
+    config: tuple[tuple[str, str | Secret], ...]
+    coordinator: tuple[tuple[str, str | Secret], ...]
+    worker: tuple[tuple[str, str | Secret], ...]
+
+
+def _server_lines(cluster: Cluster, resolved: Resolved, inline: bool) -> _ServerLines:
+    """Server properties as written: `${ENV:VAR}` for a secret, or (inline) its value.
+
+    Only trinogen writes `${ENV:` into a server property (a document may not), so in inline
+    mode each bound variable is replaced by the value it stands for.
+    """
+    groups = (cluster.config_properties, cluster.coordinator.extra_properties,
+              cluster.worker.extra_properties)
+    if not inline or not cluster.server_secrets:
+        return _ServerLines(*groups)
+    values = {f"${{ENV:{s.use.env}}}": _revealed(s.use, resolved) for s in cluster.server_secrets}
+
+    def reveal(lines: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str | Secret], ...]:
+        out: list[tuple[str, str | Secret]] = []
+        for key, value in lines:
+            if "${ENV:" in value:
+                for ref, text in values.items():
+                    value = value.replace(ref, text)
+                out.append((key, Secret(value)))
+            else:
+                out.append((key, value))
+        return tuple(out)
+
+    return _ServerLines(*(reveal(g) for g in groups))
+
+
 def _revealed(seg: str | SecretUse, resolved: Resolved) -> str:
     if isinstance(seg, SecretUse):
         return resolved[seg.ref.secret_path].values[seg.ref.key].reveal()
     return seg
 
 
-def _lines(props: Iterable[tuple[str, str]]) -> list[str]:
+def _lines(props: Iterable[tuple[str, str | Secret]]) -> list[str]:
     """`key=value` lines, each side escaped by java.util.Properties rules."""
-    return [f"{prop_key(k)}={prop_value(v)}" for k, v in props]
+    return [f"{prop_key(k)}={prop_value(_plain(v))}" for k, v in props]
+
+
+def _plain(value: str | Secret) -> str:
+    return value.reveal() if isinstance(value, Secret) else value
 
 
 def _bytes(text: str) -> bytes:

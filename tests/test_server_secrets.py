@@ -148,19 +148,28 @@ def test_a_missing_vault_key_names_the_server_property() -> None:
     assert [p.field for p in problems] == ["properties.internal-communication.shared-secret"]
 
 
-def test_inline_mode_writes_the_value_and_no_env_secret() -> None:
-    """With secrets.mode inline, the property holds the Vault value itself and no ExternalSecret
-    or envFrom is written (the unsafe mode's documented behaviour, now for server properties)."""
-    cluster = _classify(_doc(properties=SHARED))
-    assert isinstance(cluster, Cluster)
-    path, key = _vault_path("INTERNAL_SECRET")
-    files = Renderer(demo_settings()).render_cluster(
-        cluster, {path: SecretData(3, {key: Secret("in#line=value")})}, inline=True)
+def test_inline_mode_keeps_server_secrets_in_the_env_secret() -> None:
+    """With secrets.mode inline, catalog values are written into the files but a server
+    property still reads ${ENV:...} from the env ExternalSecret: its value is in no file."""
+    doc = _doc(properties=SHARED)
+    doc["connectors"].append({"name": "pg", "properties": {
+        "connector.name": "postgresql", "connection-url": "jdbc:postgresql://db:5432/x",
+        "connection-password": "{{ PG_PASSWORD }}"}})
+    cluster = _classify(doc)
+    assert isinstance(cluster, Cluster), cluster
+    shared_path, shared_key = _vault_path("INTERNAL_SECRET")
+    pg_path, pg_key = _vault_path("PG_PASSWORD")
+    assert shared_path == pg_path  # the demo's default_ref: one secret per cluster
+    resolved = {shared_path: SecretData(3, {shared_key: Secret("shared-VALUE"),
+                                            pg_key: Secret("pg-VALUE")})}
+    files = Renderer(demo_settings()).render_cluster(cluster, resolved, inline=True)
     values = yaml.safe_load(files[f"trino-clusters/{CID}/values.yaml"])
     assert values["additionalConfigProperties"] == [
-        "internal-communication.shared-secret=in#line=value"]
-    assert "envFrom" not in values
-    assert not any("/secrets/" in p for p in files)
+        "internal-communication.shared-secret=${ENV:TRINO_SECRET_INTERNAL_SECRET}"]
+    assert "connection-password=pg-VALUE" in values["catalogs"]["pg"]
+    es = chart_pods.external_secrets(files)[f"{CID}-trino-secrets"]
+    assert [d["secretKey"] for d in es["spec"]["data"]] == ["TRINO_SECRET_INTERNAL_SECRET"]
+    assert not any(b"shared-VALUE" in b for b in files.values())
 
 
 def test_documents_without_server_placeholders_still_refuse_nothing_new() -> None:

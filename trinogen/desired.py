@@ -221,7 +221,6 @@ def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secre
     for c in clusters:
         desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
                                    if any(isinstance(s, SecretUse) for s in segs))
-        desired.secret_keys.update(s.key for s in c.server_secrets)
 
 
 # --- rendering -----------------------------------------------------------------------------

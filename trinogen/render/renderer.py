@@ -10,7 +10,6 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -103,18 +102,17 @@ class Renderer:
         s = self.settings
         base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
         head = header(s, cluster.cluster_id, cluster.doc_id)
-        uses = cluster.secret_uses
+        uses = _env_uses(cluster, inline)
         versions = {p: d.version for p, d in resolved.items()}
         rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
-        secret_name = f"{cluster.cluster_id}-trino-secrets" if uses and not inline else None
+        secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
         files: dict[str, bytes] = {}
         bodies = self._catalogs(cluster, resolved, inline)
         for name, body in bodies.items():
             files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
         values_path = f"{base}/{VALUES}"
         annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
-        server = _server_lines(cluster, resolved, inline)
-        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name, server)
+        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name)
         if secret_name:
             files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
                 cluster, head, secret_name, _env_data(uses, versions))
@@ -136,7 +134,7 @@ class Renderer:
 
     def _values(
         self, cluster: Cluster, head: str, bodies: Mapping[str, str],
-        annotations: Mapping[str, str], secret_name: str | None, server: _ServerLines,
+        annotations: Mapping[str, str], secret_name: str | None,
     ) -> bytes:
         s = self.settings
         context = {
@@ -148,11 +146,11 @@ class Renderer:
                 **{name: None for name in CHART_DEFAULT_CATALOGS},
                 **{n: helm_escape(b) for n, b in bodies.items()},
             },
-            "config_properties": _lines(server.config),
+            "config_properties": _lines(cluster.config_properties),
             "node_properties": _lines(cluster.node_properties),
             "log_properties": _lines(cluster.log_properties),
-            "coordinator_extra_config": "\n".join(_lines(server.coordinator)),
-            "worker_extra_config": "\n".join(_lines(server.worker)),
+            "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
+            "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
             "auth": cluster.authentication,
             "pod_annotations": annotations,
             "secret_name": secret_name,
@@ -214,6 +212,16 @@ class Renderer:
         return {s.output.root_app: content}
 
 
+def _env_uses(cluster: Cluster, inline: bool) -> tuple[SecretUse, ...]:
+    """What the env Secret carries. Inline mode writes only catalog values into the files:
+    server properties keep `${ENV:...}` (their lines sit in values.yaml, where a diff could not
+    hide a value), as Secrets of files keep their ExternalSecrets."""
+    if not inline:
+        return cluster.secret_uses
+    found = {s.use.env: s.use for s in cluster.server_secrets}
+    return tuple(found[env] for env in sorted(found))
+
+
 def _env_data(uses: Iterable[SecretUse], versions: Mapping[str, int | None]) -> list[dict[str, Any]]:
     """The env Secret's entries: one environment variable per placeholder."""
     return [_entry(u.env, u, versions) for u in uses]
@@ -257,54 +265,15 @@ def _final_properties(
     return out
 
 
-@dataclass(frozen=True)
-class _ServerLines:
-    """The config.properties lines of both roles, and of each role alone."""
-
-    config: tuple[tuple[str, str | Secret], ...]
-    coordinator: tuple[tuple[str, str | Secret], ...]
-    worker: tuple[tuple[str, str | Secret], ...]
-
-
-def _server_lines(cluster: Cluster, resolved: Resolved, inline: bool) -> _ServerLines:
-    """Server properties as written: `${ENV:VAR}` for a secret, or (inline) its value.
-
-    Only trinogen writes `${ENV:` into a server property (a document may not), so in inline
-    mode each bound variable is replaced by the value it stands for.
-    """
-    groups = (cluster.config_properties, cluster.coordinator.extra_properties,
-              cluster.worker.extra_properties)
-    if not inline or not cluster.server_secrets:
-        return _ServerLines(*groups)
-    values = {f"${{ENV:{s.use.env}}}": _revealed(s.use, resolved) for s in cluster.server_secrets}
-
-    def reveal(lines: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str | Secret], ...]:
-        out: list[tuple[str, str | Secret]] = []
-        for key, value in lines:
-            if "${ENV:" in value:
-                for ref, text in values.items():
-                    value = value.replace(ref, text)
-                out.append((key, Secret(value)))
-            else:
-                out.append((key, value))
-        return tuple(out)
-
-    return _ServerLines(*(reveal(g) for g in groups))
-
-
 def _revealed(seg: str | SecretUse, resolved: Resolved) -> str:
     if isinstance(seg, SecretUse):
         return resolved[seg.ref.secret_path].values[seg.ref.key].reveal()
     return seg
 
 
-def _lines(props: Iterable[tuple[str, str | Secret]]) -> list[str]:
+def _lines(props: Iterable[tuple[str, str]]) -> list[str]:
     """`key=value` lines, each side escaped by java.util.Properties rules."""
-    return [f"{prop_key(k)}={prop_value(_plain(v))}" for k, v in props]
-
-
-def _plain(value: str | Secret) -> str:
-    return value.reveal() if isinstance(value, Secret) else value
+    return [f"{prop_key(k)}={prop_value(v)}" for k, v in props]
 
 
 def _bytes(text: str) -> bytes:

@@ -14,7 +14,9 @@ The package, one job per module:
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
-- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties).
+- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `server_secrets`: secret placeholders in server properties, bound like a catalog's;
+- `auth`: the `authentication` option a document picks, as Trino and the chart need it.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name

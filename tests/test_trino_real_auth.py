@@ -13,10 +13,15 @@ tests/test_trino_real.py (its REWRITES, plus the HTTPS port below), and:
 - plain HTTP refuses queries (no sign-in with a bare user name) but serves /v1/info, which the
   chart's probes read;
 - no secret value appears in trinogen's files or log, the chart's objects or either node's log.
+
+The same document with `tls: ingress` boots a coordinator alone: a request that says it came
+through a TLS proxy (`X-Forwarded-Proto: https`) signs in with the password (a wrong or missing
+one gets 401), and a plain HTTP request without it is refused (403).
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import shutil
 import subprocess
@@ -165,12 +170,10 @@ class Booted:
     written: list[str]  # trinogen's files, the chart's objects and trinogen's log lines
 
 
-@pytest.fixture(scope="module")
-def booted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Booted]:
-    """The document rendered (Vault values known), booted as coordinator plus one worker."""
-    root = tmp_path_factory.mktemp("trino-auth")
+def boot(option: Mapping[str, str], root: Path, *, coordinator_alone: bool = False) -> Booted:
+    """The document rendered with `option` (Vault values known), booted and started."""
     vault = make_vault(root)
-    settings = secure_settings({"test-password": OPTION})
+    settings = secure_settings({"test-password": dict(option)})
     records: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda r: records.append(r.getMessage())  # type: ignore[method-assign]
@@ -191,11 +194,14 @@ def booted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Booted]:
     aot = ts.aot_cache_path()
     aot_line = f"-XX:AOTCache={aot}" if aot.is_file() else None
     cport, wport, sport = ts.free_port(), ts.free_port(), ts.free_port()
+    roles = [("coordinator", "coordinator", cport)]
+    if not coordinator_alone:
+        roles.append(("worker-0", "worker", wport))
     nodes = []
     dist = ts.distribution()
-    for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
+    for name, role, port in roles:
         local = for_laptop(role_files[role], root / name, dist / "plugin", port, cport, factor,
-                           aot=aot_line)
+                           coordinator_alone=coordinator_alone, aot=aot_line)
         config = local.files["/etc/trino/config.properties"]
         if EXTRA_REWRITE in config:
             local.files["/etc/trino/config.properties"] = ts.properties_with(
@@ -203,10 +209,31 @@ def booted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Booted]:
         nodes.append(ts.TrinoNode(name, root / name, local))
     trino_cluster = ts.TrinoCluster(nodes[0], nodes[1:], cport)
     trino_cluster.start(dist, BOOT_TIMEOUT)
+    return Booted(trino_cluster, cport, sport, vault, written)
+
+
+@pytest.fixture(scope="module")
+def booted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Booted]:
+    """PASSWORD with HTTPS in the pod: coordinator plus one worker."""
+    root = tmp_path_factory.mktemp("trino-auth")
+    b = boot(OPTION, root)
     try:
-        yield Booted(trino_cluster, cport, sport, vault, written)
+        yield b
     finally:
-        trino_cluster.stop()
+        b.cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def behind_ingress(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Booted]:
+    """PASSWORD with TLS ending at a proxy: the coordinator alone (one boot fewer)."""
+    root = tmp_path_factory.mktemp("trino-auth-ingress")
+    option = {k: v for k, v in OPTION.items() if k not in ("keystore", "keystore_password")}
+    b = boot({**option, "tls": "ingress"}, root, coordinator_alone=True)
+    try:
+        yield b
+    finally:
+        b.cluster.stop()
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -232,9 +259,11 @@ def _https_query(b: Booted, sql: str, password: str | None) -> list[list[Any]]:
 
 def _status(url: str, headers: Mapping[str, str] | None = None,
             data: bytes | None = None) -> int:
+    """The HTTP status of one request (urllib, no proxy from the environment)."""
     request = urllib.request.Request(url, data=data, headers=dict(headers or {}))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(request, timeout=30) as r:
+        with opener.open(request, timeout=30) as r:
             return int(r.status)
     except urllib.error.HTTPError as e:
         return int(e.code)
@@ -278,4 +307,36 @@ def test_no_secret_value_is_written_or_logged(booted: Booted) -> None:
     for text in booted.vault.secret_texts():
         for needle in {text, text.strip()}:
             assert not any(needle in w for w in booted.written)
+            assert not any(needle in log for log in logs)
+
+
+def _basic(password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{USER}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}", "X-Trino-User": USER}
+
+
+@pytest.mark.parametrize(("forwarded", "password", "status"), [
+    (True, PASSWORD, 200),  # what the ingress sends after terminating TLS
+    (True, "wrong password", 401),
+    (True, None, 401),
+    (False, PASSWORD, 403),  # plain HTTP without the proxy: refused, password or not
+])
+def test_behind_an_ingress_only_forwarded_https_requests_sign_in(
+    behind_ingress: Booted, forwarded: bool, password: str | None, status: int
+) -> None:
+    """With tls: ingress Trino serves plain HTTP, takes X-Forwarded-Proto: https as a secure
+    request and checks the password then; without that header it refuses to authenticate."""
+    headers = _basic(password) if password is not None else {"X-Trino-User": USER}
+    if forwarded:
+        headers["X-Forwarded-Proto"] = "https"
+    url = f"http://127.0.0.1:{behind_ingress.http_port}/v1/statement"
+    assert _status(url, headers, b"SELECT 1") == status
+
+
+def test_behind_an_ingress_no_secret_value_is_written_or_logged(behind_ingress: Booted) -> None:
+    """As over pod HTTPS: the Vault values are in no file, chart object or log."""
+    logs = [node.log() for node in behind_ingress.cluster.nodes]
+    for text in behind_ingress.vault.secret_texts():
+        for needle in {text, text.strip()}:
+            assert not any(needle in w for w in behind_ingress.written)
             assert not any(needle in log for log in logs)

@@ -328,3 +328,37 @@ def test_a_document_without_authentication_renders_no_auth_keys() -> None:
     text = _render(out)[f"trino-clusters/{CID}/values.yaml"].decode()
     for needle in ("authenticationType", "https:", "\nauth:", "secretMounts", "shared-secret"):
         assert needle not in text
+
+
+IN_SCOPE = {"in-scope": {"type": "PASSWORD", "tls": "ingress",
+                         "password_file": "secret/trino/{cluster}/auth#password.db",
+                         "shared_secret": "secret/trino/{cluster}/auth#shared-secret"}}
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"properties": {"query": {"x": f"{{{{ vault:secret/trino/{CID}/auth#shared-secret }}}}"}}},
+     "properties.query.x"),
+    ({"connectors": [{"name": "pg", "properties": {
+        "connector.name": "postgresql", "connection-url": "jdbc:postgresql://db/x",
+        "connection-password": f"{{{{ vault:secret/trino/{CID}/auth#password.db }}}}"}}]},
+     'connectors["pg"].properties.connection-password'),
+])
+def test_a_document_cannot_copy_the_options_secrets_even_inside_its_scope(
+    body: dict[str, Any], field: str
+) -> None:
+    """When the platform keeps the option's secrets inside secrets.scope, a document placeholder
+    naming one of them (the shared secret signs internal requests) is still refused."""
+    out = _classify(_doc(authentication="in-scope", **body), secure_settings(IN_SCOPE))
+    assert isinstance(out, Failed)
+    assert any(p.field == field and "names a secret of the authentication option" in p.message
+               for p in out.problems), out.problems
+
+
+def test_another_key_beside_the_options_secrets_stays_usable() -> None:
+    """Only the option's own references are private: another key at the same path is not."""
+    ref = f"secret/trino/{CID}/auth#db-password"
+    out = _classify(_doc(authentication="in-scope",
+                         properties={"query": {"x": f"{{{{ vault:{ref} }}}}"}}),
+                    secure_settings(IN_SCOPE))
+    assert not (isinstance(out, Failed) and any("authentication option" in p.message
+                                                for p in out.problems)), out

@@ -73,6 +73,24 @@ def check_owned(name: str | None, keys: Iterable[tuple[str, str]], c: Checker) -
                     "(the platform decides authentication and TLS in the settings)")
 
 
+def check_private(parts: AuthParts | None, uses: Iterable[tuple[str, SecretUse]],
+                  c: Checker) -> None:
+    """Report a document placeholder (field path, use) naming one of the option's own secrets.
+
+    The shared secret signs internal requests, which Trino trusts without a password: a document
+    must not copy it (or the password file) into a property of its own, even when the platform
+    keeps those secrets inside `secrets.scope`.
+    """
+    if parts is None:
+        return
+    private = {s.use.ref for s in parts.secrets} | {
+        u.ref for f in parts.file_secrets for u in f.secret_uses}
+    for path, use in uses:
+        if use.ref in private:
+            c.error(path, f"placeholder {use.placeholder.text} names a secret of the "
+                    f"authentication option {parts.auth.name!r}; documents may not use it")
+
+
 class _Builder:
     def __init__(self, name: str, option: AuthOption, cluster_id: str, owner: str,
                  c: Checker) -> None:

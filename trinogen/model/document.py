@@ -7,13 +7,14 @@ identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
-from trinogen.model.auth import authentication, check_owned
-from trinogen.model.checker import MAPS, Checker, show
+from trinogen.model.auth import authentication, check_owned, check_private
+from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.properties import Props, properties, server_properties
 from trinogen.model.roles import Sizing, check_memory, cluster_config
@@ -29,7 +30,8 @@ from trinogen.model.rules import (
 )
 from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.trino import TrinoCheck, log_lines
-from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
+from trinogen.model.types import Cluster, Connector, Disabled, Failed, Outcome, RawDocument
+from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
 
@@ -179,6 +181,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     server = server_properties(props, trino, c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
     check_owned(d.get("authentication") if auth else None, _server_keys(props, sizing), c)
+    check_private(auth, _document_uses(bind, found), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
@@ -216,6 +219,17 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         authentication=auth.auth if auth else None,
         warnings=tuple(c.warnings),
     )
+
+
+def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None
+                   ) -> list[tuple[str, SecretUse]]:
+    """Every placeholder the document itself wrote, with its field path."""
+    uses = [(s.path, s.use) for s in bind.found]
+    for conn in found or ():
+        for key, segments in conn.properties:
+            uses.extend((field_path(f"connectors[{json.dumps(conn.name)}]", "properties", key), seg)
+                        for seg in segments if isinstance(seg, SecretUse))
+    return uses
 
 
 def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:

@@ -50,8 +50,8 @@ def properties(value: Any, path: str, c: Checker, *, required: bool,
             _read_one(out, section, raw_entries, spath, c, bind)
             continue
         if raw_entries is not None and not isinstance(raw_entries, MAPS):
-            c.error(spath, f"must be a string (the property {section}) or an object (the "
-                    f"section {section}.*), not {type_name(raw_entries)}")
+            c.error(spath, f"must be a string (the property {show(section)}) or an object "
+                    f"(the section {show(section + '.*')}), not {type_name(raw_entries)}")
             continue
         entries = c.mapping(raw_entries, spath)
         for key, raw in (entries or {}).items():

@@ -152,8 +152,10 @@ INVALID = [
     ({"properties/query/max-memory": "1TB\nx=y"}, 'properties.query.max-memory', "newline"),
     ({"properties/http-server": {"http.port": "9090"}}, 'properties.http-server["http.port"]',
      "set by the chart"),
-    ({"properties/security": {"key": "{{ DB_PASSWORD }}"}}, "properties.security.key",
-     "only in connector properties"),
+    # Placeholders work in config.properties lines (tests/test_server_secrets.py), not in the
+    # keys the chart writes from values.yaml or in node.properties.
+    ({"properties/node/environment": "{{ DB_PASSWORD }}"}, "properties.node.environment",
+     "cannot take a secret placeholder"),
     ({"connectors/1/name": "hive-prod"}, 'connectors[1].name', "repeats connectors[0]"),
     ({"connectors/1/name": "HIVE-prod"}, 'connectors[1].name', "ignoring case"),
     ({"connectors/1/name": "a/b"}, "connectors[1].name", "not valid"),

@@ -207,6 +207,8 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
             for seg in segments:
                 if isinstance(seg, SecretUse):
                     yield field_path(f"connectors[\"{conn.name}\"]", "properties", key), seg
+    for s in cluster.server_secrets:
+        yield s.path, s.use
     # Secrets of files (attached files, keystores): named by the Secret and key they fill, since
     # the document field that holds each placeholder is the feature's own.
     for fs in cluster.file_secrets:

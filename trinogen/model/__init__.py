@@ -19,6 +19,8 @@ The package, one job per module:
 - `file_paths`: properties naming files must name mounted ones.
 - `storage`: a catalog's storage option -> its file-system properties;
 - `fault_tolerance`: `faultTolerance` -> retry-policy and the exchange manager.
+- `server_secrets`: secret placeholders in server properties, bound like a catalog's;
+- `auth`: the `authentication` option a document picks, as Trino and the chart need it.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -49,6 +51,7 @@ from trinogen.model.rules import (
     RESERVED_FIELDS,
 )
 from trinogen.model.types import (
+    Authentication,
     Autoscaling,
     Classified,
     Cluster,
@@ -62,6 +65,7 @@ from trinogen.model.types import (
     Outcome,
     RawDocument,
     Role,
+    ServerSecret,
 )
 
 __all__ = [
@@ -81,6 +85,7 @@ __all__ = [
     "PER_POD_NODE_KEYS",
     "RESERVED_CATALOGS",
     "RESERVED_FIELDS",
+    "Authentication",
     "Autoscaling",
     "Checker",
     "Classified",
@@ -95,6 +100,7 @@ __all__ = [
     "Outcome",
     "RawDocument",
     "Role",
+    "ServerSecret",
     "claimed_cluster_id",
     "classify",
     "classify_all",

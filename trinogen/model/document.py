@@ -7,18 +7,20 @@ identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
-from trinogen.model.checker import MAPS, Checker, show
+from trinogen.model.auth import authentication, check_owned, check_private
+from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
-from trinogen.model.properties import properties, server_properties
-from trinogen.model.roles import check_memory, cluster_config
+from trinogen.model.properties import Props, properties, server_properties
+from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
     LABEL_VALUE,
@@ -29,9 +31,11 @@ from trinogen.model.rules import (
     TOP_FIELDS,
     TRINO_VERSION,
 )
+from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
-from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
+from trinogen.model.types import Cluster, Connector, Disabled, Failed, Outcome, RawDocument
+from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
 
@@ -172,10 +176,11 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     version = _trino_version(d.get("trinoVersion"), s.validation.min_trino_version, c)
     trino = TrinoCheck.of(version, s.validation, c)
     cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
-    props = properties(d.get("properties"), "properties", c, required=False)
-    sizing = cluster_config(cc, props, trino, c)
-    destination = _destination(d.get("destination"), s, c)
     binding = Binding(cluster_id, owner, s.secrets, s.options("storage"))
+    bind = ServerBinding(binding)  # placeholders in server properties (issue 13)
+    props = properties(d.get("properties"), "properties", c, required=False, bind=bind)
+    sizing = cluster_config(cc, props, trino, c, bind)
+    destination = _destination(d.get("destination"), s, c)
     found = connectors(d.get("connectors"), binding, trino, c)
     server = server_properties(props, trino, c)
     ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
@@ -185,6 +190,9 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
+    auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
+    check_owned(d.get("authentication") if auth else None, _server_keys(props, sizing), c)
+    check_private(auth, _document_uses(bind, found), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
@@ -192,6 +200,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     if sizing.coordinator is None or sizing.worker is None:
         return None
     profile = d.get("profile")
+    if auth is not None:  # the option's lines come after the document's own
+        server.config.extend(auth.config)
     return Cluster(
         cluster_id=cluster_id,
         doc_id=doc_id,
@@ -199,7 +209,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         trino_version=version,
         workers=sizing.workers,
         coordinator=replace(sizing.coordinator, extra_properties=(
-            *server.coordinator, *sizing.coordinator.extra_properties)),
+            *server.coordinator, *sizing.coordinator.extra_properties,
+            *(auth.coordinator if auth else ()))),
         worker=sizing.worker,
         max_memory=server.max_memory,
         node_environment=server.node_environment,
@@ -215,11 +226,33 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         log_level=log_level,
         log_properties=log_properties,
         mounts=files.mounts,
-        file_secrets=files.file_secrets,
+        file_secrets=(*files.file_secrets, *(auth.file_secrets if auth else ())),
         file_config_maps=files.config_maps,
         exchange=ft.exchange,
+        server_secrets=(*bind.found, *(auth.secrets if auth else ())),
+        authentication=auth.auth if auth else None,
         warnings=tuple(c.warnings),
     )
+
+
+def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None
+                   ) -> list[tuple[str, SecretUse]]:
+    """Every placeholder the document itself wrote, with its field path."""
+    uses = [(s.path, s.use) for s in bind.found]
+    for conn in found or ():
+        for key, segments in conn.properties:
+            uses.extend((field_path(f"connectors[{json.dumps(conn.name)}]", "properties", key), seg)
+                        for seg in segments if isinstance(seg, SecretUse))
+    return uses
+
+
+def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:
+    """Every server property a document sets, with where (a role's: its properties field)."""
+    keys = [(k, path) for k, (_, path) in props.items()]
+    for name, role in (("coordinator", sizing.coordinator), ("worker", sizing.worker)):
+        if role is not None:
+            keys.extend((k, f"clusterConfig.{name}.properties") for k, _ in role.extra_properties)
+    return keys
 
 
 def _cluster_id(value: Any, c: Checker) -> str | None:

@@ -7,6 +7,7 @@ node.properties or config.properties. A rule about a server property belongs the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,20 +26,28 @@ from trinogen.secrets import Placeholder, PlaceholderError, parse_value
 # flat key ("section.key") -> (value, field path where the document set it)
 Props = dict[str, tuple[str, str]]
 Pairs = tuple[tuple[str, str], ...]
+# (key, text, field path, checker) -> the value with each placeholder as ${ENV:VAR}, or None
+# (reported). Given by the document walker, which knows the cluster's identity and secrets.
+Bind = Callable[[str, str, str, Checker], str | None]
+# What marks a bound placeholder in a value: a document may not write ${ENV: itself (segments).
+BOUND = "${ENV:"
 
 
-def properties(value: Any, path: str, c: Checker, *, required: bool) -> Props:
-    """Read `properties` into flat keys, every value plain text.
+def properties(value: Any, path: str, c: Checker, *, required: bool,
+               bind: Bind | None = None) -> Props:
+    """Read `properties` into flat keys, every value text.
 
     A string value is one whole property (`{"retry-policy": "TASK"}`); a mapping is a section
     whose keys are joined with a dot (`{"query": {"max-memory": "1TB"}}` is query.max-memory).
+    With `bind`, secret placeholders are allowed and come back bound (`${ENV:VAR}`); without
+    it they are refused.
     """
     out: Props = {}
     sections = c.mapping(value, path, required=required)
     for section, raw_entries in (sections or {}).items():
         spath = field_path(path, section)
         if isinstance(raw_entries, str):
-            _read_one(out, section, raw_entries, spath, c)
+            _read_one(out, section, raw_entries, spath, c, bind)
             continue
         if raw_entries is not None and not isinstance(raw_entries, MAPS):
             # The path names the key, escaped: the message never repeats raw document text.
@@ -48,11 +57,12 @@ def properties(value: Any, path: str, c: Checker, *, required: bool) -> Props:
         entries = c.mapping(raw_entries, spath)
         for key, raw in (entries or {}).items():
             flat = f"{section}.{key}" if section and key else ""
-            _read_one(out, flat, raw, field_path(path, section, key), c)
+            _read_one(out, flat, raw, field_path(path, section, key), c, bind)
     return out
 
 
-def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker) -> None:
+def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker,
+              bind: Bind | None) -> None:
     if not flat or not PROPERTY_KEY.fullmatch(flat) or not text_ok(flat) or len(flat) > 256:
         c.error(kpath, "property names may not be empty or contain spaces or control "
                 "characters; write {\"name\": value} or {\"section\": {\"key\": value}} for "
@@ -62,8 +72,24 @@ def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker) -> None:
         c.error(kpath, f"names the property {flat} again (also {out[flat][1]}); set it once")
         return
     text = c.string(raw, kpath)
-    if text is not None and plain_text(text, kpath, c):
-        out[flat] = (text, kpath)
+    if text is None:
+        return
+    if bind is None:
+        if plain_text(text, kpath, c):
+            out[flat] = (text, kpath)
+        return
+    bound = bind(flat, text, kpath, c)
+    if bound is not None:
+        out[flat] = (bound, kpath)
+
+
+def refuse_secret(value: str, path: str, where: str, c: Checker) -> bool:
+    """Report a bound placeholder in a property that cannot carry one; True when reported."""
+    if BOUND not in value:
+        return False
+    c.error(path, f"cannot take a secret placeholder: {where}; secret placeholders work in "
+            "the other server properties (config.properties) and in connector properties")
+    return True
 
 
 def segments(
@@ -121,10 +147,13 @@ def server_properties(props: Props, trino: TrinoCheck, c: Checker) -> ServerProp
     config: Props = {}
     for key, (value, path) in sorted(props.items()):
         if key.startswith("node."):
+            if refuse_secret(value, path, "node.properties carries no secrets", c):
+                continue
             if _node_property(key, value, path, out, c):
                 node[key] = (value, path)
         elif key in CHART_CONFIG_KEYS:
-            _chart_config_property(key, value, path, out, c)
+            if not refuse_secret(value, path, "the chart writes it from values.yaml", c):
+                _chart_config_property(key, value, path, out, c)
         else:
             config[key] = (value, path)
     trino.node(node)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, show_number
-from trinogen.model.properties import Props, properties
+from trinogen.model.properties import Bind, Props, properties, refuse_secret
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CLUSTER_ID,
@@ -42,22 +42,26 @@ class Sizing:
 
 
 def cluster_config(
-    cc: Mapping[str, Any] | None, props: Props, trino: TrinoCheck, c: Checker
+    cc: Mapping[str, Any] | None, props: Props, trino: TrinoCheck, c: Checker,
+    bind: Bind | None = None,
 ) -> Sizing:
-    """Both roles of `clusterConfig` (already read as a mapping), against the shared `props`."""
+    """Both roles of `clusterConfig` (already read as a mapping), against the shared `props`.
+
+    `bind` binds secret placeholders in the roles' own properties (see `properties`).
+    """
     if cc is None:
         return Sizing()
     c.fields(cc, "clusterConfig", {"coordinator", "worker"})
     coord_raw = c.mapping(cc.get("coordinator"), "clusterConfig.coordinator")
     worker_raw = c.mapping(cc.get("worker"), "clusterConfig.worker")
-    coordinator = None if coord_raw is None else _coordinator(coord_raw, props, trino, c)
+    coordinator = None if coord_raw is None else _coordinator(coord_raw, props, trino, c, bind)
     if worker_raw is None:
         return Sizing(coordinator=coordinator)
     c.fields(worker_raw, "clusterConfig.worker", WORKER_FIELDS)
     scaling = autoscaling(worker_raw.get("autoscaling"), c)
     workers = _worker_replicas(worker_raw.get("replicas"), scaling, c)
     grace = graceful_shutdown(worker_raw.get("gracefulShutdown"), c)
-    worker = role(worker_raw, "worker", props, trino, c)
+    worker = role(worker_raw, "worker", props, trino, c, bind)
     return Sizing(coordinator, worker, workers, scaling, grace)
 
 
@@ -72,7 +76,7 @@ def check_memory(sizing: Sizing, c: Checker) -> None:
 
 
 def _coordinator(raw: Mapping[str, Any], props: Props, trino: TrinoCheck,
-                 c: Checker) -> Role | None:
+                 c: Checker, bind: Bind | None) -> Role | None:
     c.fields(raw, "clusterConfig.coordinator", ROLE_FIELDS)
     replicas = raw.get("replicas")
     if replicas is not None and replicas != 1:
@@ -80,7 +84,7 @@ def _coordinator(raw: Mapping[str, Any], props: Props, trino: TrinoCheck,
         if isinstance(replicas, int) and not isinstance(replicas, bool):
             c.error("clusterConfig.coordinator.replicas", f"is {replicas}, but the Trino "
                     "chart always runs exactly one coordinator; remove it or set it to 1")
-    return role(raw, "coordinator", props, trino, c)
+    return role(raw, "coordinator", props, trino, c, bind)
 
 
 def _worker_replicas(value: Any, scaling: Autoscaling | None, c: Checker) -> int:
@@ -96,12 +100,13 @@ def _worker_replicas(value: Any, scaling: Autoscaling | None, c: Checker) -> int
 
 
 def role(raw: Mapping[str, Any], name: TrinoRole, props: Props, trino: TrinoCheck,
-         c: Checker) -> Role | None:
+         c: Checker, bind: Bind | None = None) -> Role | None:
     """One role: resources, heap, and the properties it sets for itself."""
     base = f"clusterConfig.{name}"
     res = resources(raw.get("resources"), f"{base}.resources", c)
     max_heap, min_heap = _heap(raw.get("jvm"), f"{base}.jvm", c)
-    role_props = properties(raw.get("properties"), f"{base}.properties", c, required=False)
+    role_props = properties(raw.get("properties"), f"{base}.properties", c, required=False,
+                            bind=bind)
     extra = _role_extra(role_props, props, c)
     trino.role(name, {k: role_props[k] for k, _ in extra})
     per_node, headroom = (_per_role(key, role_props, props, c) for key in PER_ROLE_KEYS)
@@ -148,7 +153,8 @@ def _role_extra(role_props: Props, props: Props, c: Checker) -> list[tuple[str, 
 def _per_role(key: str, role_props: Props, props: Props, c: Checker) -> str | None:
     """A per-node memory size: the role's own value, else the shared one."""
     entry = role_props.get(key) or props.get(key)
-    if entry is None:
+    if entry is None or refuse_secret(entry[0], entry[1], "the chart writes it from "
+                                      "values.yaml", c):
         return None
     if data_size_bytes(entry[0]) is None:
         c.error(entry[1], f"{show(entry[0])} is not a Trino data size such as \"8GB\"")

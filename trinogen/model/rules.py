@@ -61,7 +61,8 @@ RESERVED_FIELDS = {
 
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
-     "properties", "logLevels", "connectors", "destination", "files", "faultTolerance"}
+     "properties", "logLevels", "connectors", "destination", "files", "faultTolerance",
+     "authentication"}
 ) | METADATA_FIELDS  # fmt: skip
 ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}

@@ -103,6 +103,35 @@ class ExchangeManager:
 
 
 @dataclass(frozen=True)
+class ServerSecret:
+    """A placeholder in a server property, bound to Vault; the property holds `${ENV:<env>}`."""
+
+    path: str  # where it was written ("properties.x", or "authentication" for the option's)
+    key: str  # the Trino property
+    use: SecretUse
+
+
+@dataclass(frozen=True)
+class Authentication:
+    """The authentication option a cluster picked, as the chart's values take it.
+
+    Its properties are already in the cluster's config lines; this is what values.yaml needs
+    besides them (the chart's own keys for authentication, HTTPS and the password files).
+    """
+
+    name: str  # the option's name in the settings
+    type: str  # server.config.authenticationType: PASSWORD | OAUTH2
+    tls: str  # pod | ingress
+    https_port: int | None = None  # tls: pod: server.config.https.port
+    keystore_path: str | None = None  # tls: pod: server.config.https.keystore.path
+    keystore_secret: str | None = None  # tls: pod: the Secret mounted on the coordinator
+    keystore_dir: str | None = None  # where that Secret is mounted
+    password_secret: str | None = None  # auth.passwordAuthSecret (key password.db)
+    groups_secret: str | None = None  # auth.groupsAuthSecret (key group.db)
+    refresh_period: str | None = None  # auth.refreshPeriod
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -130,6 +159,8 @@ class Cluster:
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
     exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
+    server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
+    authentication: Authentication | None = None
     warnings: tuple[Problem, ...] = ()
 
     @property
@@ -145,6 +176,8 @@ class Cluster:
                 seen.setdefault(use.env, use)
         for use in self.exchange.secret_uses if self.exchange else ():
             seen.setdefault(use.env, use)  # the same Secret: exchange-manager.properties reads env
+        for s in self.server_secrets:
+            seen.setdefault(s.use.env, s.use)
         return tuple(sorted(seen.values(), key=lambda u: u.env))
 
     @property

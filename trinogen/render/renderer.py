@@ -102,10 +102,10 @@ class Renderer:
         s = self.settings
         base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
         head = header(s, cluster.cluster_id, cluster.doc_id)
-        uses = cluster.secret_uses
+        uses = _env_uses(cluster, inline)
         versions = {p: d.version for p, d in resolved.items()}
         rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
-        secret_name = f"{cluster.cluster_id}-trino-secrets" if uses and not inline else None
+        secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
         files: dict[str, bytes] = {}
         bodies = self._catalogs(cluster, resolved, inline)
         for name, body in bodies.items():
@@ -158,6 +158,7 @@ class Renderer:
             "log_properties": _lines(cluster.log_properties),
             "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
             "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
+            "auth": cluster.authentication,
             "pod_annotations": annotations,
             "secret_name": secret_name,
             "exchange_properties": exchange_properties,
@@ -221,6 +222,16 @@ class Renderer:
         content = _bytes(text)
         check_yaml({s.output.root_app: content})
         return {s.output.root_app: content}
+
+
+def _env_uses(cluster: Cluster, inline: bool) -> tuple[SecretUse, ...]:
+    """What the env Secret carries. Inline mode writes only catalog values into the files:
+    server properties keep `${ENV:...}` (their lines sit in values.yaml, where a diff could not
+    hide a value), as Secrets of files keep their ExternalSecrets."""
+    if not inline:
+        return cluster.secret_uses
+    found = {s.use.env: s.use for s in cluster.server_secrets}
+    return tuple(found[env] for env in sorted(found))
 
 
 def _env_data(uses: Iterable[SecretUse], versions: Mapping[str, int | None]) -> list[dict[str, Any]]:

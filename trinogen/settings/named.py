@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.settings.options import exchange, storage
+from trinogen.settings.options import authentication, exchange, storage
 
 # (where, raw entry) -> a frozen value; `where` is "<file>: <kind>.<name>" for messages.
 Parser = Callable[[str, Mapping[str, Any]], Any]
@@ -22,6 +22,7 @@ Parser = Callable[[str, Mapping[str, Any]], Any]
 KINDS: dict[str, Parser] = {
     "storage": storage.parse,
     "exchange": exchange.parse,
+    "authentication": authentication.parse,
 }
 
 

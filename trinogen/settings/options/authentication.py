@@ -1,0 +1,151 @@
+"""`authentication:` named options: how a cluster's users sign in, and where HTTPS ends.
+
+The platform names each way in the settings; a document picks one with
+`"authentication": "<name>"`. Every secret is a Vault reference template
+(`<mount>/<path>#<key>`, `{cluster}` and `{owner}` substituted per cluster): the values stay in
+Vault and reach the pods through External Secrets. Pure: no I/O.
+
+What Trino 476 does (read from its server classes) decides what is refused here:
+- with an authenticator configured, `internal-communication.shared-secret` is required
+  ("Shared secret ... is required when authentication is enabled"), so `shared_secret` is;
+- `http-server.authentication.allow-insecure-over-http` stays true unless HTTPS or
+  `http-server.process-forwarded` is on, and then plain HTTP requests sign in with a bare user
+  name and no password. So an option must say where TLS ends: `tls: pod` (the coordinator serves
+  HTTPS with a keystore from Vault) or `tls: ingress` (a proxy in front terminates TLS and sends
+  `X-Forwarded-Proto: https`); there is no plain-HTTP choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trinogen.errors import ConfigError
+
+TYPES = ("PASSWORD", "OAUTH2")
+TLS_MODES = ("pod", "ingress")
+# `<mount>/<path>#<key>`: the grammar of trinogen.secrets.parse_ref (checked again per cluster).
+_REF = re.compile(r"[A-Za-z0-9_.@-]+(/[A-Za-z0-9_.@-]+)+#[A-Za-z0-9_.@-]+")
+_SAMPLE = {"cluster": "c", "owner": "o"}  # any cluster id and owner are made of these characters
+_DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")
+_FIELDS = {
+    "PASSWORD": {"password_file", "group_file", "refresh_period"},
+    "OAUTH2": {"issuer", "client_id", "client_secret", "principal_field", "scopes"},
+}
+_COMMON = {"type", "tls", "shared_secret", "keystore", "keystore_password", "https_port"}
+
+
+@dataclass(frozen=True)
+class AuthOption:
+    """One way to sign in, as the platform offers it (Vault references still templates)."""
+
+    type: str  # PASSWORD | OAUTH2
+    tls: str  # pod | ingress
+    shared_secret: str  # internal-communication.shared-secret
+    keystore: str | None = None  # tls: pod: a PEM file (private key + certificate chain)
+    keystore_password: str | None = None  # http-server.https.keystore.key, when the key is encrypted
+    https_port: int = 8443
+    password_file: str | None = None  # PASSWORD: users and bcrypt hashes (password.db)
+    group_file: str | None = None  # PASSWORD: group.db, optional
+    refresh_period: str | None = None  # auth.refreshPeriod: how often Trino rereads group.db
+    issuer: str | None = None  # OAUTH2
+    client_id: str | None = None  # OAUTH2; {cluster} and {owner} substituted
+    client_secret: str | None = None  # OAUTH2: a Vault reference
+    principal_field: str | None = None  # OAUTH2: the claim that names the user
+    scopes: tuple[str, ...] = ()
+
+
+def parse(where: str, raw: Mapping[str, Any]) -> AuthOption:
+    """One `authentication.<name>` entry; ConfigError naming `<name>.<field>` when it is wrong."""
+    kind = raw.get("type")
+    if kind not in TYPES:
+        raise ConfigError(f"{where}.type must be one of {', '.join(TYPES)}, not {kind!r}")
+    unknown = sorted(set(raw) - _COMMON - _FIELDS[kind])
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {', '.join(map(str, unknown))} for type "
+                          f"{kind} (known: {', '.join(sorted(_COMMON | _FIELDS[kind]))})")
+    tls = raw.get("tls")
+    if tls not in TLS_MODES:
+        raise ConfigError(
+            f"{where}.tls must be \"pod\" (HTTPS in the coordinator) or \"ingress\" (TLS ends at "
+            f"a proxy that sends X-Forwarded-Proto), not {tls!r}: over plain HTTP Trino lets "
+            "anyone in with a bare user name")
+    keystore = _ref(where, raw, "keystore", required=tls == "pod")
+    if tls == "ingress" and (keystore or raw.get("keystore_password") or "https_port" in raw):
+        raise ConfigError(f"{where}: keystore, keystore_password and https_port belong to "
+                          "tls: pod; with tls: ingress the proxy holds the certificate")
+    common = {
+        "type": kind, "tls": tls, "shared_secret": _ref(where, raw, "shared_secret", required=True),
+        "keystore": keystore, "keystore_password": _ref(where, raw, "keystore_password"),
+        "https_port": _port(where, raw.get("https_port", 8443)),
+    }
+    if kind == "PASSWORD":
+        period = raw.get("refresh_period")
+        if period is not None and not (isinstance(period, str) and _DURATION.fullmatch(period)):
+            raise ConfigError(f"{where}.refresh_period must be a Trino duration such as \"5s\"")
+        return AuthOption(**common, password_file=_ref(where, raw, "password_file", required=True),
+                          group_file=_ref(where, raw, "group_file"), refresh_period=period)
+    return AuthOption(**common, issuer=_url(where, raw), client_id=_text(where, raw, "client_id"),
+                      client_secret=_ref(where, raw, "client_secret", required=True),
+                      principal_field=_text(where, raw, "principal_field", required=False),
+                      scopes=_scopes(where, raw.get("scopes")))
+
+
+def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise ConfigError(f"{where}.{key} is required: a Vault reference "
+                              "<mount>/<path>#<key> ({cluster} and {owner} are substituted)")
+        return None
+    try:
+        sample = value.format(**_SAMPLE) if isinstance(value, str) else None
+    except (KeyError, IndexError, ValueError):
+        sample = None
+    if sample is None or not _REF.fullmatch(sample):
+        raise ConfigError(f"{where}.{key} must be a Vault reference <mount>/<path>#<key> (only "
+                          "{cluster} and {owner} may be substituted), not " + repr(value))
+    return str(value)
+
+
+def _text(where: str, raw: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = raw.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value or any(ch in value for ch in "\n\r\x00"):
+        raise ConfigError(f"{where}.{key} must be a non-empty single-line string")
+    try:
+        value.format(**_SAMPLE)
+    except (KeyError, IndexError, ValueError) as e:
+        raise ConfigError(f"{where}.{key}: only {{cluster}} and {{owner}} may be substituted "
+                          f"({e})") from e
+    return value
+
+
+def _url(where: str, raw: Mapping[str, Any]) -> str:
+    value = _text(where, raw, "issuer")
+    assert value is not None
+    if not value.startswith("https://"):
+        raise ConfigError(f"{where}.issuer must be an https:// URL (Trino fetches the issuer's "
+                          "keys and endpoints from it)")
+    return value
+
+
+def _port(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise ConfigError(f"{where}.https_port must be a port number (1-65535)")
+    if value == 8080:
+        raise ConfigError(f"{where}.https_port 8080 is the chart's HTTP port; choose another")
+    return value
+
+
+def _scopes(where: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+            isinstance(s, str) and "," not in s and re.fullmatch(r"[!#-\[\]-~]+", s)
+            for s in value):
+        raise ConfigError(f"{where}.scopes must be a list of OAuth 2.0 scope names")
+    return tuple(value)

@@ -45,6 +45,7 @@ from trinogen.model.rules import (
     RESERVED_FIELDS,
 )
 from trinogen.model.types import (
+    AccessControl,
     Autoscaling,
     Classified,
     Cluster,
@@ -75,6 +76,7 @@ __all__ = [
     "PER_POD_NODE_KEYS",
     "RESERVED_CATALOGS",
     "RESERVED_FIELDS",
+    "AccessControl",
     "Autoscaling",
     "Checker",
     "Classified",

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
+from trinogen.model.access import access_control
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.properties import properties, server_properties
@@ -175,6 +176,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     server = server_properties(props, trino, c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
+    access = access_control(d.get("accessControl"), s, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -202,6 +204,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        access=access,
         warnings=tuple(c.warnings),
     )
 

@@ -75,6 +75,19 @@ class FileSecret:
 
 
 @dataclass(frozen=True)
+class AccessControl:
+    """The coordinator's system access control: file-based rules, or an OPA endpoint.
+
+    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart);
+    `properties` the access-control.properties lines of an OPA option. Exactly one is set.
+    """
+
+    rules_json: str | None = None
+    refresh_period: str = "60s"
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -100,6 +113,7 @@ class Cluster:
     log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
+    access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
     warnings: tuple[Problem, ...] = ()
 
     @property

@@ -7,7 +7,7 @@ kinds of differences, both handled here:
   Java's "Illegal repetition") and the Python-only groups `(?P<name>...)`, `(?P=name)`, `(?#...)`
   ("Unknown inline modifier"). These are errors.
 - Java accepts what Python refuses: `\\p{Alpha}`, `\\Q...\\E`, `(?<name>...)`, `\\h`, `\\R`,
-  class intersections... A pattern using them that Python cannot read is "unchecked": trinogen
+  class intersections, a repetition of a repetition (`a*{2}`)... A pattern using them that Python cannot read is "unchecked": trinogen
   cannot tell, so it warns instead of refusing (a false refusal would block a valid document).
 """
 
@@ -38,7 +38,9 @@ def verdict(pattern: str) -> str:
             warnings.simplefilter("ignore")
             re.compile(pattern)
     except re.error as e:
-        if _JAVA_ONLY.search(pattern):
+        # Java reads a {n} repetition after another repetition (a*{2}, x{1}{2}); Python does not.
+        stacked = e.msg == "multiple repeat" and e.pos is not None and pattern[e.pos:e.pos + 1] == "{"
+        if stacked or _JAVA_ONLY.search(pattern):
             return UNCHECKED
         return f"is not a valid regular expression: {e.msg} at position {e.pos}"
     except (OverflowError, RecursionError):

@@ -23,10 +23,9 @@ import yaml
 
 from tests.conftest import CHART_DIR, ROOT, demo_settings, needs
 from trinogen.errors import ConfigError
-from trinogen.model import Cluster, Failed, RawDocument, classify
-from trinogen.model import javaregex
+from trinogen.model import Cluster, Failed, RawDocument, classify, javaregex
 from trinogen.render import Renderer
-from trinogen.settings import Settings, load_settings, replace
+from trinogen.settings import Settings, load_settings
 from trinogen.settings.options.opa import OpaOption
 from trinogen.settings.options.opa import parse as parse_opa
 from trinogen.source import doc_key

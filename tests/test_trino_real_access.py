@@ -1,0 +1,187 @@
+"""A real Trino enforces the access rules trinogen writes, refreshes them, and still shuts down.
+
+One document with file-based rules goes through trinogen and the real chart; the chart's
+ConfigMaps boot Trino 476 (coordinator plus one worker, tests/trino_server.py, with the REWRITES
+of tests/test_trino_real.py and one more below). Without authentication the client names the
+user, and Trino checks the rules for that user:
+- `bob` (the catch-all rules) queries tpch, but `forbidden` is missing from his SHOW CATALOGS and
+  a query on it is refused; `alice` (a rule of her own) sees and queries it;
+- the coordinator re-reads the rules file without a restart (a changed file lets bob in);
+- `admin`, denied everything on the coordinator, still shuts a worker down: the worker's preStop
+  call (PUT /v1/info/state as admin) is judged by the chart's graceful-shutdown rules on the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import trino_server as ts
+from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
+
+try:
+    import helm_python
+except ImportError:  # pragma: no cover - depends on the environment
+    helm_python = None
+try:
+    import trino
+except ImportError:  # pragma: no cover - depends on the environment
+    trino = None
+
+pytestmark = [
+    pytest.mark.slow,
+    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
+    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
+    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
+    needs(ts.java_available(), f"no Java at {ts.JAVA_HOME} (Trino needs Java >= 24)"),
+]
+
+# One more change for a laptop: the pods re-read the rules every 60s (security.refresh-period);
+# here every 2s, so the refresh is seen without waiting a minute. Nothing else depends on it.
+REFRESH_REWRITE = ("security.refresh-period", "2s")
+
+RULES: dict[str, Any] = {
+    "catalogs": [
+        {"user": "admin", "allow": "none"},
+        {"user": "alice", "allow": "all"},
+        {"catalog": "forbidden", "allow": "none"},
+        {"allow": "all"},
+    ],
+}
+DOC = {
+    "_id": "trino-real-access", "clusterId": "guarded", "owner": "qa_team", "enabled": True,
+    "trinoVersion": "476",
+    "connectors": [
+        {"name": "tpch", "properties": {"connector.name": "tpch"}},
+        {"name": "forbidden", "properties": {"connector.name": "tpch"}},
+    ],
+    "clusterConfig": {"worker": {"gracefulShutdown": {"enabled": True, "gracePeriodSeconds": 5}}},
+    "accessControl": {"rules": RULES},
+}
+
+
+@dataclass
+class Guarded:
+    pods: Pods
+    cluster: ts.TrinoCluster
+    worker_port: int
+
+    @property
+    def rules_file(self) -> Path:
+        return self.cluster.coordinator.local("/etc/trino/access-control/rules.json")
+
+
+def _with_refresh(files: ts.NodeFiles) -> ts.NodeFiles:
+    path = "/etc/trino/access-control.properties"
+    if path not in files.files:
+        return files
+    text = ts.properties_with(files.files[path], dict([REFRESH_REWRITE]))
+    return ts.NodeFiles({**files.files, path: text}, dict(files.env))
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guarded]:
+    """The document's coordinator and worker, booted once, stopped afterwards."""
+    pods = render_pods(DOC, demo_settings(), helm_python.Chart.load(CHART_DIR))
+    dist = ts.distribution()
+    aot_file = ts.aot_cache_path()
+    aot = f"-XX:AOTCache={aot_file}" if aot_file.is_file() else None
+    root = tmp_path_factory.mktemp("trino-guarded")
+    factor = heap_factor(pods.role)
+    cport, wport = ts.free_port(), ts.free_port()
+    nodes = []
+    for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
+        files = for_laptop(pods.role[role], root / name, dist / "plugin", port, cport, factor,
+                           aot=aot)
+        nodes.append(ts.TrinoNode(name, root / name, _with_refresh(files)))
+    cluster = ts.TrinoCluster(nodes[0], nodes[1:], cport)
+    cluster.start(dist, BOOT_TIMEOUT)
+    try:
+        ts.wait_for_active_workers(cport, 1, BOOT_TIMEOUT)
+        yield Guarded(pods, cluster, wport)
+    finally:
+        cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _query(port: int, user: str, sql: str) -> list[list[object]]:
+    conn = trino.dbapi.connect(host="127.0.0.1", port=port, user=user, http_scheme="http",
+                               request_timeout=120)
+    try:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def _catalogs(port: int, user: str) -> set[str]:
+    return {str(row[0]) for row in _query(port, user, "SHOW CATALOGS")}
+
+
+def test_the_pods_read_the_documents_rules(guarded: Guarded) -> None:
+    """The coordinator's access control is the rules file the document gave, as the chart mounts it."""
+    assert json.loads(guarded.rules_file.read_text()) == RULES
+
+
+def test_an_allowed_user_queries_and_the_forbidden_catalog_is_hidden_and_refused(
+        guarded: Guarded) -> None:
+    """bob runs a tpch query on the worker, does not see `forbidden`, and is refused a query on it."""
+    port = guarded.cluster.port
+    assert _query(port, "bob", "SELECT count(*) FROM tpch.tiny.nation") == [[25]]
+    assert _catalogs(port, "bob") == {"system", "tpch"}
+    with pytest.raises(trino.exceptions.TrinoUserError, match="Access Denied"):
+        _query(port, "bob", "SELECT count(*) FROM forbidden.tiny.nation")
+
+
+def test_a_user_with_her_own_rule_reaches_the_forbidden_catalog(guarded: Guarded) -> None:
+    """alice's rule comes first: she sees and queries `forbidden`."""
+    port = guarded.cluster.port
+    assert _catalogs(port, "alice") == {"forbidden", "system", "tpch"}
+    assert _query(port, "alice", "SELECT count(*) FROM forbidden.tiny.region") == [[5]]
+
+
+def test_changed_rules_apply_without_a_restart(guarded: Guarded) -> None:
+    """A new rules file (as a ConfigMap update swaps it in) is read by the running coordinator."""
+    port = guarded.cluster.port
+    opened = {"catalogs": [r for r in RULES["catalogs"] if r.get("catalog") != "forbidden"]}
+    tmp = guarded.rules_file.with_name(".rules.json.new")
+    tmp.write_text(json.dumps(opened))
+    os.replace(tmp, guarded.rules_file)
+    deadline = time.monotonic() + 60
+    while "forbidden" not in _catalogs(port, "bob"):
+        assert time.monotonic() < deadline, "the coordinator never re-read the rules"
+        time.sleep(1)
+    assert _query(port, "bob", "SELECT count(*) FROM forbidden.tiny.region") == [[5]]
+
+
+def _put_state(port: int, user: str) -> int:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/info/state", data=b'"SHUTTING_DOWN"', method="PUT",
+        headers={"Content-Type": "application/json", "X-Trino-User": user})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
+
+
+def test_admin_still_shuts_a_worker_down(guarded: Guarded) -> None:
+    """The preStop call succeeds for admin (denied on the coordinator) and fails for anyone else."""
+    assert _catalogs(guarded.cluster.port, "admin") == set()  # the coordinator's rules deny admin
+    assert _put_state(guarded.worker_port, "bob") == 403
+    assert _put_state(guarded.worker_port, "admin") == 200
+    with urllib.request.urlopen(f"http://127.0.0.1:{guarded.worker_port}/v1/info/state",
+                                timeout=30) as response:
+        assert json.loads(response.read()) == "SHUTTING_DOWN"

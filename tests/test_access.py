@@ -18,12 +18,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 import yaml
 
 from tests.conftest import CHART_DIR, ROOT, demo_settings, needs
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify, javaregex
+from trinogen.model.access_rules import SECTIONS
 from trinogen.render import Renderer
 from trinogen.settings import Settings, load_settings
 from trinogen.settings.options.opa import OpaOption
@@ -364,3 +367,27 @@ def test_documents_without_access_control_render_no_access_control() -> None:
     values = yaml.safe_load(Renderer(s).render_cluster(cluster, {})[
         f"{s.output.clusters_dir}/acl-none/values.yaml"])
     assert "accessControl" not in values
+
+
+
+# --- hostile input ---------------------------------------------------------------------------------
+
+_NAMES = sorted({*SECTIONS, *(name for fields, _ in SECTIONS.values() for name in fields),
+                 "name", "mask", "mask_environment"})
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
+                    st.sampled_from(["all", "none", "SELECT", "read", "(", "${USER}", "a{2}", "$9"]))
+_VALUES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.one_of(st.sampled_from(_NAMES), st.text(max_size=6)), inner, max_size=4)),
+    max_leaves=12)
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(rules=st.dictionaries(st.sampled_from(sorted(SECTIONS)), _VALUES, max_size=4))
+def test_any_rules_give_a_verdict_never_a_crash(rules: dict[str, Any]) -> None:
+    """Whatever a document puts under accessControl.rules, it validates or fails with problems."""
+    out = _classify(_doc("acl", accessControl={"rules": rules}))
+    if isinstance(out, Cluster):
+        assert out.access is not None and json.loads(out.access.rules_json or "") == rules
+    else:
+        assert out.problems

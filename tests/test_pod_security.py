@@ -175,3 +175,33 @@ def test_net_bind_service_is_the_one_capability_allowed() -> None:
     pod = _bad("spec.containers.0.securityContext.capabilities",
                {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]})
     assert pod_security.violations(pod) == []
+
+
+K8S_VERSION = "1.30"
+
+
+@pytest.fixture(scope="module")
+def k8s_validate() -> Any:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    from kubernetes_validate.utils import all_versions
+
+    if not any(v.startswith(K8S_VERSION + ".") for v in all_versions()):
+        pytest.skip(f"kubernetes-validate bundles no schemas for Kubernetes {K8S_VERSION}")
+    return kubernetes_validate
+
+
+@_needs_chart
+@pytest.mark.parametrize("case", sorted(ACCESS_DOCS) + ["analytics-prod", "graceful-short"])
+def test_workloads_and_config_maps_are_valid_kubernetes_objects(
+        objects_of: Callable[[str, str], list[dict[str, Any]]], k8s_validate: Any,
+        case: str) -> None:
+    """The Deployments (with the security contexts) and ConfigMaps (with the rules) pass the
+    Kubernetes 1.30 schemas strictly: no misspelt security-context key slips through."""
+    for o in objects_of(case, "restricted"):
+        if o["kind"] not in ("Deployment", "ConfigMap") or _is_helm_test(o):
+            continue
+        try:
+            k8s_validate.validate(o, K8S_VERSION, strict=True)
+        except k8s_validate.ValidationError as e:
+            pytest.fail(f"{o['kind']}/{o['metadata']['name']}: "
+                        f"{'.'.join(str(p) for p in e.path)}: {e.message}")

@@ -205,3 +205,26 @@ def test_workloads_and_config_maps_are_valid_kubernetes_objects(
         except k8s_validate.ValidationError as e:
             pytest.fail(f"{o['kind']}/{o['metadata']['name']}: "
                         f"{'.'.join(str(p) for p in e.path)}: {e.message}")
+
+
+@pytest.mark.parametrize(("layer", "expected"), [
+    ({}, "restricted"),
+    ({"overrides": {"pods.security": "chart"}}, "chart"),
+    ({"environ": {"TRINOGEN_PODS_SECURITY": "chart"}}, "chart"),
+])
+def test_pods_security_is_a_setting(layer: dict[str, Any], expected: str) -> None:
+    """pods.security defaults to restricted and comes from flags or the environment too."""
+    from trinogen.settings import load_settings
+
+    kwargs: dict[str, Any] = {"environ": {}, **layer}
+    assert load_settings(**kwargs).pods.security == expected
+
+
+def test_an_unknown_pods_security_mode_is_a_configuration_error() -> None:
+    """A mode other than restricted or chart is refused, naming the setting and the choices."""
+    from trinogen.errors import ConfigError
+    from trinogen.settings import load_settings
+
+    with pytest.raises(ConfigError, match="pods.security is 'baseline'; choose one of: "
+                                          "restricted, chart"):
+        load_settings(environ={}, overrides={"pods.security": "baseline"})

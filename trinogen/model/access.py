@@ -34,7 +34,8 @@ def access_control(value: Any, settings: Settings, c: Checker) -> AccessControl 
     strict_fields(spec, FIELD, ("rules", "opa"), c)
     if ("rules" in spec) == ("opa" in spec):
         c.error(FIELD, "give either rules (file-based access control) or opa (the name of an OPA "
-                "endpoint of the settings), not both and not neither")
+                "endpoint of the settings), not both and not neither (a value inherited from the "
+                "settings' defaults or profile is removed with null)")
         return None
     if "opa" in spec:
         option = c.pick(spec["opa"], f"{FIELD}.opa", settings.options("opa"), "opa",

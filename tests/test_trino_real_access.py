@@ -9,13 +9,20 @@ user, and Trino checks the rules for that user:
 - the coordinator re-reads the rules file without a restart (a changed file lets bob in);
 - `admin`, denied everything on the coordinator, still shuts a worker down: the worker's preStop
   call (PUT /v1/info/state as admin) is judged by the chart's graceful-shutdown rules on the worker.
+
+A second document picks an OPA option: its coordinator (alone, to save a JVM) asks a small fake
+OPA server in this module (it allows every request that names no `forbidden` catalog) and obeys
+its answers: the OPA plugin and the properties trinogen writes for it work together.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import http.server
 import json
 import os
 import shutil
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +36,7 @@ import pytest
 from tests import trino_server as ts
 from tests.conftest import CHART_DIR, demo_settings, needs
 from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
+from trinogen.settings.options.opa import parse as parse_opa
 
 try:
     import helm_python
@@ -185,3 +193,83 @@ def test_admin_still_shuts_a_worker_down(guarded: Guarded) -> None:
     with urllib.request.urlopen(f"http://127.0.0.1:{guarded.worker_port}/v1/info/state",
                                 timeout=30) as response:
         assert json.loads(response.read()) == "SHUTTING_DOWN"
+
+
+# --- OPA ---------------------------------------------------------------------------------------
+
+OPA_DOC = {**DOC, "_id": "trino-real-opa", "clusterId": "opa-guarded",
+           "clusterConfig": {}, "accessControl": {"opa": "fake"}}
+
+
+class _FakeOpa(http.server.BaseHTTPRequestHandler):
+    """OPA's data API as the Trino plugin calls it: allow unless the request names `forbidden`."""
+
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append(body)
+        action = body["input"]["action"]
+        if self.path.endswith("/batch"):
+            resources = action.get("filterResources") or []
+            result: Any = [i for i, r in enumerate(resources) if "forbidden" not in json.dumps(r)]
+        else:
+            result = "forbidden" not in json.dumps(action)
+        data = json.dumps({"result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def fake_opa() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpa)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def opa_port(fake_opa: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The OPA document's coordinator, alone, asking the fake OPA; its port."""
+    base = f"http://127.0.0.1:{fake_opa}/v1/data/trino"
+    settings = demo_settings()
+    settings = dataclasses.replace(settings, named={**settings.named, "opa": {"fake": parse_opa(
+        "test: opa.fake", {"policy_uri": f"{base}/allow", "batched_uri": f"{base}/batch"})}})
+    pods = render_pods(OPA_DOC, settings, helm_python.Chart.load(CHART_DIR))
+    dist = ts.distribution()
+    aot_file = ts.aot_cache_path()
+    root = tmp_path_factory.mktemp("trino-opa")
+    port = ts.free_port()
+    files = for_laptop(pods.role["coordinator"], root, dist / "plugin", port, port,
+                       heap_factor(pods.role), coordinator_alone=True,
+                       aot=f"-XX:AOTCache={aot_file}" if aot_file.is_file() else None)
+    node = ts.TrinoNode("coordinator", root, files)
+    node.start(dist)
+    try:
+        node.wait_started(BOOT_TIMEOUT)
+        yield port
+    finally:
+        node.stop(timeout=BOOT_TIMEOUT)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_opa_decides_what_a_user_sees_and_queries(opa_port: int) -> None:
+    """With an OPA pick, the coordinator asks OPA: tpch answers, `forbidden` is hidden and refused."""
+    _FakeOpa.seen.clear()
+    assert _query(opa_port, "bob", "SELECT count(*) FROM tpch.tiny.nation") == [[25]]
+    assert "forbidden" not in _catalogs(opa_port, "bob")
+    assert "tpch" in _catalogs(opa_port, "bob")
+    with pytest.raises(trino.exceptions.TrinoUserError, match="Access Denied"):
+        _query(opa_port, "bob", "SELECT count(*) FROM forbidden.tiny.nation")
+    users = {b["input"]["context"]["identity"]["user"] for b in _FakeOpa.seen}
+    assert users == {"bob"}, "the coordinator did not ask OPA for bob's requests"

@@ -206,7 +206,7 @@ class _FakeOpa(http.server.BaseHTTPRequestHandler):
 
     seen: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.seen.append(body)
         action = body["input"]["action"]

@@ -29,7 +29,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -204,7 +204,7 @@ OPA_DOC = {**DOC, "_id": "trino-real-opa", "clusterId": "opa-guarded",
 class _FakeOpa(http.server.BaseHTTPRequestHandler):
     """OPA's data API as the Trino plugin calls it: allow unless the request names `forbidden`."""
 
-    seen: list[dict[str, Any]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []  # every request body, for the test to read
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

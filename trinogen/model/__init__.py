@@ -51,6 +51,7 @@ from trinogen.model.rules import (
     RESERVED_FIELDS,
 )
 from trinogen.model.types import (
+    AccessControl,
     Authentication,
     Autoscaling,
     Classified,
@@ -85,6 +86,7 @@ __all__ = [
     "PER_POD_NODE_KEYS",
     "RESERVED_CATALOGS",
     "RESERVED_FIELDS",
+    "AccessControl",
     "Authentication",
     "Autoscaling",
     "Checker",

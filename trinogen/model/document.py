@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
+from trinogen.model.access import access_control
 from trinogen.model.auth import authentication, check_owned, check_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.connectors import Binding, connectors
@@ -195,6 +196,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     check_private(auth, _document_uses(bind, found), c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
+    access = access_control(d.get("accessControl"), s, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -231,6 +233,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         exchange=ft.exchange,
         server_secrets=(*bind.found, *(auth.secrets if auth else ())),
         authentication=auth.auth if auth else None,
+        access=access,
         warnings=tuple(c.warnings),
     )
 

@@ -132,6 +132,19 @@ class Authentication:
 
 
 @dataclass(frozen=True)
+class AccessControl:
+    """The coordinator's system access control: file-based rules, or an OPA endpoint.
+
+    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart);
+    `properties` the access-control.properties lines of an OPA option. Exactly one is set.
+    """
+
+    rules_json: str | None = None
+    refresh_period: str = "60s"
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -161,6 +174,7 @@ class Cluster:
     exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
+    access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
     warnings: tuple[Problem, ...] = ()
 
     @property

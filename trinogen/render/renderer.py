@@ -20,6 +20,7 @@ from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
 from trinogen.render.headers import header, root_app_header
 from trinogen.render.names import chart_worker_name
+from trinogen.render.pod_security import security_contexts
 from trinogen.render.selfcheck import RenderError, check_yaml
 from trinogen.render.templates import (
     BytecodeCacheFactory,
@@ -39,7 +40,8 @@ EXTRA_DIRS = (SECRETS_DIR, MANIFESTS_DIR)
 EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
 # The settings sections that shape the output (the render cache's fingerprint covers them).
-_OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation")
+_OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation",
+                    "pods")
 
 
 class Renderer:
@@ -164,6 +166,10 @@ class Renderer:
             "exchange_properties": exchange_properties,
             "config_mounts": _mounts(cluster, secret=False),
             "secret_mounts": _mounts(cluster, secret=True),
+            "security_contexts": security_contexts(s.pods.security),
+            "access_control": cluster.access,
+            "access_properties": "\n".join(_lines(cluster.access.properties)) + "\n"
+            if cluster.access and cluster.access.properties else None,
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

@@ -22,6 +22,7 @@ _CHOICES = {
     ("secrets", "deletion_policy"): ("Retain", "Delete", "Merge"),
     ("secrets", "store_kind"): ("SecretStore", "ClusterSecretStore"),
     ("secrets", "kv_version"): (1, 2),
+    ("pods", "security"): ("restricted", "chart"),
 }
 
 

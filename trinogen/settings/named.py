@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.settings.options import authentication, exchange, storage
+from trinogen.settings.options import authentication, exchange, opa, storage
 
 # (where, raw entry) -> a frozen value; `where` is "<file>: <kind>.<name>" for messages.
 Parser = Callable[[str, Mapping[str, Any]], Any]
@@ -23,6 +23,7 @@ KINDS: dict[str, Parser] = {
     "storage": storage.parse,
     "exchange": exchange.parse,
     "authentication": authentication.parse,
+    "opa": opa.parse,
 }
 
 

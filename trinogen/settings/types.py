@@ -153,6 +153,14 @@ class LogSettings:
 
 
 @dataclass(frozen=True)
+class PodSettings:
+    # "restricted": the rendered pods pass the Kubernetes Pod Security Standards `restricted`
+    # profile (non-root, seccomp RuntimeDefault, no privilege escalation, no capabilities);
+    # "chart": the chart's own security contexts, for platforms whose images need them.
+    security: str = "restricted"
+
+
+@dataclass(frozen=True)
 class Settings:
     mongodb: MongoSettings = MongoSettings()
     validation: ValidationSettings = ValidationSettings()
@@ -165,6 +173,7 @@ class Settings:
     vault: VaultSettings = VaultSettings()
     watch: WatchSettings = WatchSettings()
     log: LogSettings = LogSettings()
+    pods: PodSettings = PodSettings()
     # Document layers: deep-merged under every document (maps merge, lists and scalars replace).
     defaults: Mapping[str, Any] = field(default_factory=dict)
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

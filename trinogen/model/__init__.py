@@ -52,10 +52,12 @@ from trinogen.model.types import (
     Disabled,
     Failed,
     FileSecret,
+    Ingress,
     Mount,
     Outcome,
     RawDocument,
     Role,
+    ServiceAccount,
 )
 
 __all__ = [
@@ -83,10 +85,12 @@ __all__ = [
     "Disabled",
     "Failed",
     "FileSecret",
+    "Ingress",
     "Mount",
     "Outcome",
     "RawDocument",
     "Role",
+    "ServiceAccount",
     "claimed_cluster_id",
     "classify",
     "classify_all",

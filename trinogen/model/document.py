@@ -28,6 +28,7 @@ from trinogen.model.rules import (
 )
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Disabled, Failed, Outcome, RawDocument
+from trinogen.model.workload import workload
 from trinogen.settings import Settings
 
 
@@ -175,6 +176,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     server = server_properties(props, trino, c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
+    picked = workload(d, cluster_id, owner, s, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -202,6 +204,10 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        service_account=picked.service_account,
+        ingress=picked.ingress,
+        jmx_exporter=picked.jmx_exporter,
+        service_monitor=picked.service_monitor,
         warnings=tuple(c.warnings),
     )
 

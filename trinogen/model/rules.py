@@ -61,7 +61,8 @@ RESERVED_FIELDS = {
 
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
-     "properties", "logLevels", "connectors", "destination"}
+     "properties", "logLevels", "connectors", "destination", "serviceAccount", "ingress",
+     "monitoring"}
 ) | METADATA_FIELDS  # fmt: skip
 ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}

@@ -75,6 +75,27 @@ class FileSecret:
 
 
 @dataclass(frozen=True)
+class ServiceAccount:
+    """The workload identity a cluster runs as: a settings profile filled for this cluster."""
+
+    name: str  # the ServiceAccount the chart creates; both Deployments use it
+    annotations: tuple[tuple[str, str], ...] = ()  # on the ServiceAccount (IRSA, GKE, Azure)
+    pod_labels: tuple[tuple[str, str], ...] = ()  # on both roles' pods (Azure's webhook)
+
+
+@dataclass(frozen=True)
+class Ingress:
+    """The coordinator's Ingress: a settings option filled for this cluster."""
+
+    host: str
+    class_name: str | None = None
+    tls_secret: str | None = None
+    annotations: tuple[tuple[str, str], ...] = ()
+    path: str = "/"
+    path_type: str = "Prefix"
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -100,6 +121,10 @@ class Cluster:
     log_properties: tuple[tuple[str, str], ...] = ()  # additionalLogProperties: other loggers
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
+    service_account: ServiceAccount | None = None  # None: the chart's (the namespace's default)
+    ingress: Ingress | None = None
+    jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
+    service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
     warnings: tuple[Problem, ...] = ()
 
     @property

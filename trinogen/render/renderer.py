@@ -27,6 +27,7 @@ from trinogen.render.templates import (
     bytecode_cache,
     load_templates,
 )
+from trinogen.render.workload import workload_values
 from trinogen.secrets import Resolved, Secret, SecretUse, checksum
 from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
@@ -39,7 +40,8 @@ EXTRA_DIRS = (SECRETS_DIR, MANIFESTS_DIR)
 EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
 # The settings sections that shape the output (the render cache's fingerprint covers them).
-_OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation")
+_OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation",
+                    "monitoring")
 
 
 class Renderer:
@@ -155,6 +157,7 @@ class Renderer:
             "secret_name": secret_name,
             "config_mounts": _mounts(cluster, secret=False),
             "secret_mounts": _mounts(cluster, secret=True),
+            **workload_values(cluster, s),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

@@ -167,6 +167,8 @@ def test_a_bad_option_is_a_configuration_error_naming_its_field(
     ("monitoring: {exporter_tag: ''}\n", "monitoring.exporter_tag"),
     ("monitoring: {service_monitor_labels: {'bad key': x}}\n", "service_monitor_labels.bad key"),
     ("monitoring: {service_monitor_labels: {release: 'a b'}}\n", "service_monitor_labels.release"),
+    ("monitoring: {exporter_config: 'rules: [{pattern: x}]'}\n", "with hostPort"),
+    ("monitoring: {exporter_config: '[a, b'}\n", "not YAML"),
 ])
 def test_bad_monitoring_settings_are_refused(tmp_path: Path, text: str, needle: str) -> None:
     """The monitoring section is checked when the settings load, naming the setting."""

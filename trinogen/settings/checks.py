@@ -123,7 +123,23 @@ def _check_monitoring(s: Settings) -> None:
     if not m.scrape_interval or not _DURATION.fullmatch(m.scrape_interval):
         raise ConfigError(f"setting monitoring.scrape_interval {m.scrape_interval!r} is not a "
                           "Prometheus duration such as 30s or 1m30s")
+    if m.exporter_config:
+        _check_exporter_config(m.exporter_config)
     for key, value in m.service_monitor_labels.items():
         wrong = metadata.qualified_name(key) or metadata.label_value(value)
         if wrong:
             raise ConfigError(f"setting monitoring.service_monitor_labels.{key}: {wrong}")
+
+
+def _check_exporter_config(text: str) -> None:
+    """The platform's exporter configuration is YAML naming the JVM to read: without hostPort or
+    jmxUrl the standalone exporter would not read Trino at all, in every pod that runs it."""
+    import yaml  # only when a platform writes its own configuration
+
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"setting monitoring.exporter_config is not YAML: {e}") from e
+    if not isinstance(config, Mapping) or not ({"hostPort", "jmxUrl"} & set(config)):
+        raise ConfigError("setting monitoring.exporter_config must be a YAML mapping with hostPort "
+                          "(localhost:9080, the pod's JMX registry) or jmxUrl")

@@ -56,8 +56,10 @@ def _service_account(option: ServiceAccountOption | None, cluster_id: str, owner
     if option is None:
         return None
     name = metadata.fill(option.name, cluster_id, owner)
-    problems = [f"the ServiceAccount name {show(name)}: {wrong}"
-                for wrong in (metadata.dns_subdomain(name),) if wrong]
+    problems = []
+    wrong = metadata.dns_subdomain(name)
+    if wrong:
+        problems.append(f"the ServiceAccount name {show(name)} is not valid: {wrong}")
     annotations, wrong = metadata.filled_pairs(option.annotations, cluster_id, owner, labels=False)
     problems += [f"annotation {wrong}"] if wrong else []
     labels, wrong = metadata.filled_pairs(option.pod_labels, cluster_id, owner, labels=True)

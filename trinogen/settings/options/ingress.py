@@ -2,7 +2,7 @@
 
     ingress:
       public:
-        host: "{cluster}.trino.example.com"   # {cluster} is required, {owner} may be used
+        host: "{cluster}.trino.example.com"   # starts with {cluster}.; {owner} may be used
         class_name: nginx                      # optional: the cluster's default class otherwise
         tls_secret: "{cluster}-trino-tls"      # optional: no TLS section without it
         annotations: {cert-manager.io/cluster-issuer: letsencrypt}
@@ -10,7 +10,7 @@
         path_type: Prefix                      # default; or Exact, ImplementationSpecific
 
 The host is per cluster (two clusters on one host would fight over it), so the pattern must
-name `{cluster}`; the host and the TLS Secret name must be DNS names once a document's values
+start with `{cluster}.`: the first label of every host is its cluster's id; the host and the TLS Secret name must be DNS names once a document's values
 are in (checked again per document).
 """
 
@@ -43,9 +43,12 @@ def parse(where: str, raw: Mapping[str, Any]) -> IngressOption:
     """One entry of `ingress:`; ConfigError names `ingress.<name>.<field>`."""
     metadata.known_fields(where, raw, FIELDS)
     host = metadata.check_pattern(f"{where}.host", raw.get("host"))
-    if "{cluster}" not in host:
-        raise ConfigError(f"{where}.host: {host!r} must contain {{cluster}}: each cluster needs "
-                          "a host of its own")
+    if not host.startswith("{cluster}.") or host.count("{cluster}") != 1:
+        # A clusterId is one DNS label, so hosts starting with it differ between any two
+        # clusters, whichever options they pick ("a-{cluster}" and "{cluster}" would both give
+        # a-b.example.com to clusters "b" and "a-b": one could take the other's traffic).
+        raise ConfigError(f"{where}.host: {host!r} must start with \"{{cluster}}.\" (and name "
+                          "it once): each cluster needs a host no other cluster can get")
     _dns(f"{where}.host", host)
     class_name = metadata.text(where, raw, "class_name")
     if class_name is not None:

@@ -44,6 +44,9 @@ def parse(where: str, raw: Mapping[str, Any]) -> ServiceAccountOption:
     wrong = metadata.dns_subdomain(metadata.fill(name, **metadata.SAMPLE))
     if wrong:
         raise ConfigError(f"{where}.name: {name!r} is not a ServiceAccount name: {wrong}")
+    if name == "default":  # every namespace has its own; the chart would try to create it
+        raise ConfigError(f"{where}.name: \"default\" is the namespace's own ServiceAccount; "
+                          "name another")
     labels = metadata.pairs(f"{where}.pod_labels", raw.get("pod_labels"), labels=True)
     for key, _ in labels:
         if key.startswith(RESERVED_LABEL_PREFIXES):

@@ -198,6 +198,11 @@ def test_the_exporter_runs_beside_trino_with_the_settings_image(
         containers = {c["name"]: c for c in r.pod(role)["spec"]["containers"]}
         exporter = containers["jmx-exporter"]
         assert (exporter["image"], exporter["imagePullPolicy"]) == (image, "Always")
+        # Pod Security `restricted`, container level (as the Kubernetes docs list it)
+        sc = exporter["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False and sc["runAsNonRoot"] is True
+        assert sc["capabilities"]["drop"] == ["ALL"]
+        assert sc["seccompProfile"]["type"] in ("RuntimeDefault", "Localhost")
         port = {p["name"]: p["containerPort"] for p in exporter["ports"]}["jmx-exporter"]
         config = yaml.safe_load(r.one("ConfigMap", f"{r.fullname}-jmx-exporter-config-{role}")
                                 ["data"]["jmx-exporter-config.yaml"])

@@ -26,6 +26,15 @@ BUILTIN_EXPORTER_CONFIG = (
     "lowercaseOutputName: false\n"
     "lowercaseOutputLabelNames: false\n"
 )
+# The sidecar's container securityContext: what Pod Security `restricted` asks of every container
+# (the chart's default is {}, which a namespace enforcing `restricted` refuses). bitnami's image
+# runs as a non-root user.
+EXPORTER_SECURITY_CONTEXT = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
 # Labels the chart's values.yaml gives every ServiceMonitor; Helm merges maps, so one the
 # settings do not name is set to null (removed) to give the ServiceMonitor exactly theirs.
 CHART_SERVICE_MONITOR_LABELS = ("prometheus",)
@@ -64,6 +73,7 @@ def _jmx(cluster: Cluster, s: Settings) -> dict[str, Any]:
         "serverPort": JMX_SERVER_PORT,
         "image": f"{m.exporter_image}:{m.exporter_tag}",
         "pullPolicy": m.exporter_pull_policy,
+        "securityContext": EXPORTER_SECURITY_CONTEXT,
         # The chart runs configProperties through tpl: written so it arrives as given.
         "configProperties": helm_escape(m.exporter_config or BUILTIN_EXPORTER_CONFIG),
     }

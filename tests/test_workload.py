@@ -23,6 +23,7 @@ from trinogen.settings.named import parse_kind
 from trinogen.settings.options import metadata
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/trino-{cluster}"
+REDIRECT = '{"Type": "redirect", "RedirectConfig": {"Protocol": "HTTPS", "StatusCode": "HTTP_301"}}'
 OPTIONS = {
     "service_accounts": {
         "aws": {"annotations": {"eks.amazonaws.com/role-arn": ROLE_ARN}},
@@ -36,7 +37,8 @@ OPTIONS = {
     "ingress": {
         "public": {"host": "{cluster}.trino.example.com", "class_name": "nginx",
                    "tls_secret": "{cluster}-trino-tls",
-                   "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt"}},
+                   "annotations": {"cert-manager.io/cluster-issuer": "letsencrypt",
+                                   "alb.ingress.kubernetes.io/actions.redirect": REDIRECT}},
         "internal": {"host": "{cluster}.internal.example.com", "path": "/ui", "path_type": "Exact"},
         "per-owner": {"host": "{cluster}.{owner}.example.com"},
     },
@@ -93,6 +95,20 @@ def test_label_and_annotation_keys(key: str, ok: bool) -> None:
 def test_label_values(value: str, ok: bool) -> None:
     """Label values: empty, or up to 63 letters, digits and -_. between alphanumerics."""
     assert (metadata.label_value(value) is None) is ok
+
+
+@pytest.mark.parametrize(("value", "ok"), [
+    ('{"Type": "redirect", "RedirectConfig": {"Protocol": "HTTPS"}}', True),
+    ("arn:aws:iam::1:role/{cluster}", True), ("{clusterid}", False), ("{{ .Release.Name }}", False),
+    ("a }} b", True),  # nested JSON ends so; only {{ starts a Helm action
+])
+def test_annotation_values_may_hold_json_but_no_template(value: str, ok: bool) -> None:
+    """Annotation values keep other braces as text (JSON annotations), never `{{` or a typo."""
+    if ok:
+        assert metadata.check_pattern("here", value, literal_braces=True) == value
+    else:
+        with pytest.raises(ConfigError, match="here"):
+            metadata.check_pattern("here", value, literal_braces=True)
 
 
 @pytest.mark.parametrize(("pattern", "ok"), [
@@ -215,7 +231,8 @@ def test_a_document_picks_a_service_account(body: dict[str, Any], expected: Any)
 @pytest.mark.parametrize(("body", "expected"), [
     ({"ingress": "public"}, Ingress(
         "lake.trino.example.com", "nginx", "lake-trino-tls",
-        (("cert-manager.io/cluster-issuer", "letsencrypt"),))),
+        (("alb.ingress.kubernetes.io/actions.redirect", REDIRECT),
+         ("cert-manager.io/cluster-issuer", "letsencrypt")))),
     ({"ingress": "internal"}, Ingress("lake.internal.example.com", None, None, (), "/ui", "Exact")),
     ({"ingress": "per-owner"}, Ingress("lake.qa-team.example.com")),
     ({}, None),

@@ -18,6 +18,7 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _LABEL_VALUE = _NAME_PART  # a label value is a name part, or empty
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_WORD_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACEHOLDERS = ("cluster", "owner")
 # Annotations of one object together: Kubernetes refuses more than 256 KiB.
 MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -68,14 +69,24 @@ def fill(pattern: str, cluster: str, owner: str) -> str:
     return pattern.replace("{cluster}", cluster).replace("{owner}", owner)
 
 
-def check_pattern(where: str, pattern: Any) -> str:
-    """A text with only `{cluster}` and `{owner}` placeholders; else ConfigError naming `where`."""
+def check_pattern(where: str, pattern: Any, *, literal_braces: bool = False) -> str:
+    """A text whose only placeholders are `{cluster}` and `{owner}`; else ConfigError.
+
+    With `literal_braces` (annotation values, which may be JSON such as `{"Type": "redirect"}`)
+    other braces are text, but a word in braces (`{clusterId}`, a misspelt placeholder) and `{{`
+    (Helm's template syntax) are still refused.
+    """
     if not isinstance(pattern, str):
         raise ConfigError(f"{where} must be a string")
-    rest = _PLACEHOLDER.sub(lambda m: "" if m.group(1) in PLACEHOLDERS else "\x00", pattern)
-    if "\x00" in rest or "{" in rest or "}" in rest:
+    if literal_braces:
+        words = _WORD_PLACEHOLDER.findall(pattern)
+        wrong = "{{" in pattern or any(w not in PLACEHOLDERS for w in words)
+    else:
+        rest = _PLACEHOLDER.sub(lambda m: "" if m.group(1) in PLACEHOLDERS else "\x00", pattern)
+        wrong = "\x00" in rest or "{" in rest or "}" in rest
+    if wrong:
         raise ConfigError(f"{where}: {pattern!r} may use only the placeholders {{cluster}} and "
-                          "{owner}")
+                          "{owner}" + (" (and no {{)" if literal_braces else ""))
     return pattern
 
 
@@ -97,7 +108,7 @@ def pairs(where: str, raw: Any, *, labels: bool) -> tuple[tuple[str, str], ...]:
         wrong = qualified_name(key)
         if wrong:
             raise ConfigError(f"{at}: {wrong}")
-        check_pattern(at, value)
+        check_pattern(at, value, literal_braces=not labels)
         wrong = value_problem(fill(value, **SAMPLE), labels=labels)
         if wrong:
             raise ConfigError(f"{at}: {wrong}")

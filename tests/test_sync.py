@@ -301,7 +301,8 @@ def test_cache_leftovers_never_leak_into_a_commit(world: World) -> None:
     new = git("--git-dir", str(world.remote), "rev-parse", "main").strip()
     assert git("--git-dir", str(world.remote), "rev-parse", f"{new}^").strip() == tip
     changed = git("--git-dir", str(world.remote), "diff", "--name-only", tip, new).split()
-    assert changed == ["trino-applications/etl-batch.yaml"]
+    # the owner is a label of the Application and of the pods (values.yaml): exactly those two
+    assert changed == ["trino-applications/etl-batch.yaml", "trino-clusters/etl-batch/values.yaml"]
 
 
 # --- the real CLI as a subprocess ----------------------------------------------------------------

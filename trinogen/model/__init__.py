@@ -62,11 +62,13 @@ from trinogen.model.types import (
     Failed,
     FileConfigMap,
     FileSecret,
+    Ingress,
     Mount,
     Outcome,
     RawDocument,
     Role,
     ServerSecret,
+    ServiceAccount,
 )
 
 __all__ = [
@@ -98,11 +100,13 @@ __all__ = [
     "Failed",
     "FileConfigMap",
     "FileSecret",
+    "Ingress",
     "Mount",
     "Outcome",
     "RawDocument",
     "Role",
     "ServerSecret",
+    "ServiceAccount",
     "claimed_cluster_id",
     "classify",
     "classify_all",

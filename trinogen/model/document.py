@@ -36,6 +36,7 @@ from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Connector, Disabled, Failed, Outcome, RawDocument
+from trinogen.model.workload import workload
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
@@ -197,6 +198,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)
+    picked = workload(d, cluster_id, owner, s, c)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -234,6 +236,10 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         server_secrets=(*bind.found, *(auth.secrets if auth else ())),
         authentication=auth.auth if auth else None,
         access=access,
+        service_account=picked.service_account,
+        ingress=picked.ingress,
+        jmx_exporter=picked.jmx_exporter,
+        service_monitor=picked.service_monitor,
         warnings=tuple(c.warnings),
     )
 

@@ -62,7 +62,7 @@ RESERVED_FIELDS = {
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
      "properties", "logLevels", "connectors", "destination", "files", "faultTolerance",
-     "authentication", "accessControl"}
+     "authentication", "accessControl", "serviceAccount", "ingress", "monitoring"}
 ) | METADATA_FIELDS  # fmt: skip
 ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}

@@ -145,6 +145,27 @@ class AccessControl:
 
 
 @dataclass(frozen=True)
+class ServiceAccount:
+    """The workload identity a cluster runs as: a settings profile filled for this cluster."""
+
+    name: str  # the ServiceAccount the chart creates; both Deployments use it
+    annotations: tuple[tuple[str, str], ...] = ()  # on the ServiceAccount (IRSA, GKE, Azure)
+    pod_labels: tuple[tuple[str, str], ...] = ()  # on both roles' pods (Azure's webhook)
+
+
+@dataclass(frozen=True)
+class Ingress:
+    """The coordinator's Ingress: a settings option filled for this cluster."""
+
+    host: str
+    class_name: str | None = None
+    tls_secret: str | None = None
+    annotations: tuple[tuple[str, str], ...] = ()
+    path: str = "/"
+    path_type: str = "Prefix"
+
+
+@dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
 
@@ -175,6 +196,10 @@ class Cluster:
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
     access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
+    service_account: ServiceAccount | None = None  # None: the chart's (the namespace's default)
+    ingress: Ingress | None = None
+    jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
+    service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
     warnings: tuple[Problem, ...] = ()
 
     @property

@@ -28,6 +28,7 @@ from trinogen.render.templates import (
     bytecode_cache,
     load_templates,
 )
+from trinogen.render.workload import workload_values
 from trinogen.secrets import Resolved, Secret, SecretUse, checksum
 from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
@@ -41,7 +42,7 @@ EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
 # The settings sections that shape the output (the render cache's fingerprint covers them).
 _OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation",
-                    "pods")
+                    "pods", "monitoring")
 
 
 class Renderer:
@@ -170,6 +171,7 @@ class Renderer:
             "access_control": cluster.access,
             "access_properties": "\n".join(_lines(cluster.access.properties)) + "\n"
             if cluster.access and cluster.access.properties else None,
+            **workload_values(cluster, s),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

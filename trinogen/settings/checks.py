@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 
 from trinogen.errors import ConfigError
 from trinogen.redact import has_credentials, redact_url
+from trinogen.settings.options import metadata
 from trinogen.settings.options.exchange import scheme_problem
 from trinogen.settings.types import Settings
 
@@ -23,7 +25,13 @@ _CHOICES = {
     ("secrets", "store_kind"): ("SecretStore", "ClusterSecretStore"),
     ("secrets", "kv_version"): (1, 2),
     ("pods", "security"): ("restricted", "chart"),
+    ("monitoring", "exporter_pull_policy"): ("Always", "IfNotPresent", "Never"),
 }
+# Prometheus' duration format, as the ServiceMonitor CRD validates `interval`.
+_DURATION = re.compile(r"(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
+                       r"(([0-9]+)s)?(([0-9]+)ms)?")
+# An image reference part: no spaces, quotes or braces (the chart writes the image unquoted).
+_IMAGE_PART = re.compile(r"[A-Za-z0-9][-A-Za-z0-9._:/@]*")
 
 
 def check(s: Settings) -> None:
@@ -34,6 +42,7 @@ def check(s: Settings) -> None:
     _check_output_roots(s)
     _check_pins(s)
     _check_exchanges(s)
+    _check_monitoring(s)
     for name, profile in s.profiles.items():
         if not isinstance(profile, Mapping):
             raise ConfigError(f"profile {name!r} must be a mapping")
@@ -123,3 +132,32 @@ def _check_exchanges(s: Settings) -> None:
         problem = scheme_problem(ex, store.type, store.account)
         if problem is not None:
             raise ConfigError(f"exchange.{name}.location: {problem}")
+def _check_monitoring(s: Settings) -> None:
+    """The exporter image and the ServiceMonitor's labels and interval, as Kubernetes takes them."""
+    m = s.monitoring
+    for key, value in (("exporter_image", m.exporter_image), ("exporter_tag", m.exporter_tag)):
+        if not _IMAGE_PART.fullmatch(value):
+            raise ConfigError(f"setting monitoring.{key} {value!r} is not an image reference part")
+    if not m.scrape_interval or not _DURATION.fullmatch(m.scrape_interval):
+        raise ConfigError(f"setting monitoring.scrape_interval {m.scrape_interval!r} is not a "
+                          "Prometheus duration such as 30s or 1m30s")
+    if m.exporter_config:
+        _check_exporter_config(m.exporter_config)
+    for key, value in m.service_monitor_labels.items():
+        wrong = metadata.qualified_name(key) or metadata.label_value(value)
+        if wrong:
+            raise ConfigError(f"setting monitoring.service_monitor_labels.{key}: {wrong}")
+
+
+def _check_exporter_config(text: str) -> None:
+    """The platform's exporter configuration is YAML naming the JVM to read: without hostPort or
+    jmxUrl the standalone exporter would not read Trino at all, in every pod that runs it."""
+    import yaml  # only when a platform writes its own configuration
+
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"setting monitoring.exporter_config is not YAML: {e}") from e
+    if not isinstance(config, Mapping) or not ({"hostPort", "jmxUrl"} & set(config)):
+        raise ConfigError("setting monitoring.exporter_config must be a YAML mapping with hostPort "
+                          "(localhost:9080, the pod's JMX registry) or jmxUrl")

@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.settings.options import authentication, exchange, opa, storage
+from trinogen.settings.options import (
+    authentication,
+    exchange,
+    ingress,
+    opa,
+    service_accounts,
+    storage,
+)
 
 # (where, raw entry) -> a frozen value; `where` is "<file>: <kind>.<name>" for messages.
 Parser = Callable[[str, Mapping[str, Any]], Any]
@@ -24,6 +31,8 @@ KINDS: dict[str, Parser] = {
     "exchange": exchange.parse,
     "authentication": authentication.parse,
     "opa": opa.parse,
+    "service_accounts": service_accounts.parse,
+    "ingress": ingress.parse,
 }
 
 

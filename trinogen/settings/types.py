@@ -146,6 +146,27 @@ class WatchSettings:
 
 
 @dataclass(frozen=True)
+class MonitoringSettings:
+    """What a document's `monitoring` switch deploys (issue 14, item 5): the platform's choices."""
+
+    # The chart's JMX exporter sidecar (one string `image:tag` in the chart; two settings here so
+    # a registry mirror and a pinned tag are separate decisions).
+    exporter_image: str = "bitnamilegacy/jmx-exporter"
+    exporter_tag: str = "1.4.0"
+    # The chart's default is Always; a pinned tag needs no pull on every pod start.
+    exporter_pull_policy: str = "IfNotPresent"
+    # The exporter's configuration (jmx_exporter YAML); empty = trinogen's built-in one, which
+    # reads the Trino JVM's RMI registry and exports every MBean. Written literally: the chart's
+    # tpl does not run over it, so it names the registry port (9080) itself.
+    exporter_config: str = ""
+    # Labels the platform's Prometheus selects ServiceMonitors by (the chart's default label
+    # `prometheus: kube-prometheus` is dropped when this map does not name `prometheus`).
+    service_monitor_labels: Mapping[str, str] = field(
+        default_factory=lambda: {"prometheus": "kube-prometheus"})
+    scrape_interval: str = "30s"
+
+
+@dataclass(frozen=True)
 class LogSettings:
     # Also --log-format / --log-level; the CLI configures logging from these once loaded.
     format: str = "text"  # or "json"
@@ -174,6 +195,7 @@ class Settings:
     watch: WatchSettings = WatchSettings()
     log: LogSettings = LogSettings()
     pods: PodSettings = PodSettings()
+    monitoring: MonitoringSettings = MonitoringSettings()
     # Document layers: deep-merged under every document (maps merge, lists and scalars replace).
     defaults: Mapping[str, Any] = field(default_factory=dict)
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

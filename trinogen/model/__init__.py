@@ -14,7 +14,8 @@ The package, one job per module:
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
-- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties).
+- `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `operation`: placement per role, disruption option, `stopped`; `shutdown`: the shutdown budget.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -26,6 +27,7 @@ from trinogen.model.document import (
     document_label,
     enabled_claims,
 )
+from trinogen.model.operation import declares_stopped
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_DEFAULT_PER_NODE,
@@ -90,6 +92,7 @@ __all__ = [
     "claimed_cluster_id",
     "classify",
     "classify_all",
+    "declares_stopped",
     "deep_merge",
     "document_label",
     "enabled_claims",

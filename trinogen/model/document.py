@@ -14,6 +14,7 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
+from trinogen.model.operation import operation
 from trinogen.model.properties import properties, server_properties
 from trinogen.model.roles import check_memory, cluster_config
 from trinogen.model.rules import (
@@ -175,6 +176,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     server = server_properties(props, trino, c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
+    op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
+                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -185,7 +188,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         doc_id=doc_id,
         owner=owner,
         trino_version=version,
-        workers=sizing.workers,
+        workers=0 if op.stopped else sizing.workers,
         coordinator=replace(sizing.coordinator, extra_properties=(
             *server.coordinator, *sizing.coordinator.extra_properties)),
         worker=sizing.worker,
@@ -195,13 +198,18 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         config_properties=tuple(server.config),
         node_properties=tuple(server.node),
         connectors=found,
-        autoscaling=sizing.autoscaling,
+        autoscaling=None if op.stopped else sizing.autoscaling,
         grace_period_seconds=sizing.grace_period_seconds,
         destination_name=destination[0],
         destination_server=destination[1],
         profile=profile if isinstance(profile, str) else None,
         log_level=log_level,
         log_properties=log_properties,
+        coordinator_placement=op.coordinator_placement,
+        worker_placement=op.worker_placement,
+        disruption=op.disruption,
+        drain_seconds=sizing.drain_seconds,
+        stopped=op.stopped,
         warnings=tuple(c.warnings),
     )
 

@@ -61,9 +61,9 @@ RESERVED_FIELDS = {
 
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
-     "properties", "logLevels", "connectors", "destination"}
+     "properties", "logLevels", "connectors", "destination", "disruption", "stopped"}
 ) | METADATA_FIELDS  # fmt: skip
-ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties"})
+ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties", "placement"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}
 
 # --- Trino properties the chart owns ---------------------------------------------------------

@@ -23,6 +23,7 @@ TEMPLATE_NAMES = (
     "application.yaml.j2",
     "externalsecret.yaml.j2",
     "root-application.yaml.j2",
+    "poddisruptionbudget.yaml.j2",
 )
 
 # () -> a jinja2.BytecodeCache; called only when templates are first compiled

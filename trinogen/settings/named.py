@@ -13,12 +13,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.options import disruption, placement
 
 # (where, raw entry) -> a frozen value; `where` is "<file>: <kind>.<name>" for messages.
 Parser = Callable[[str, Mapping[str, Any]], Any]
 
 # The file's top-level key -> the parser of one entry. Each kind registers one line here.
-KINDS: dict[str, Parser] = {}
+KINDS: dict[str, Parser] = {
+    "placement": placement.parse,
+    "disruption": disruption.parse,
+}
 
 
 def parse_kind(kind: str, values: Any, where: str) -> dict[str, Any]:

@@ -127,6 +127,11 @@ def test_kubernetes_valid_placements_are_accepted(name: str, raw: dict[str, Any]
     """Each pod-spec fragment Kubernetes accepts is accepted and kept exactly as written."""
     values = parse("p", copy.deepcopy(raw)).values()
     assert values == {k: v for k, v in raw.items() if v}
+    # The table itself is held to Kubernetes: each entry makes a valid Pod (1.30, strict).
+    kv = pytest.importorskip("kubernetes_validate")
+    kv.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                 "spec": {"containers": [{"name": "c", "image": "i"}], **raw}}, "1.30",
+                strict=True)
 
 
 @pytest.mark.parametrize(("name", "raw", "message"), BAD, ids=[b[0] for b in BAD])

@@ -1,6 +1,7 @@
 """How long a worker needs to shut down gracefully, and how scale-in must wait for it.
 
-Trino's sequence (io.trino.server.GracefulShutdownHandler, Trino 476), started by the chart's
+Trino's sequence (io.trino.server.NodeStateManager in Trino 476, GracefulShutdownHandler before),
+started by the chart's
 preStop hook (`PUT /v1/info/state "SHUTTING_DOWN"`, then the hook waits for the JVM to exit):
   1. wait `shutdown.grace-period`, so the coordinator sees the state and stops sending tasks;
   2. wait until every active task is done (no bound: as long as the longest running task);
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-LIFECYCLE_STOP_SECONDS = 30  # GracefulShutdownHandler.LIFECYCLE_STOP_TIMEOUT
+LIFECYCLE_STOP_SECONDS = 30  # NodeStateManager.LIFECYCLE_STOP_TIMEOUT
 # The preStop hook's curl, the JVM's exit after the life cycle stopped, the kubelet's signalling.
 MARGIN_SECONDS = 15
 # Kubernetes' defaults and limits for an HPA's scale-down (autoscaling/v2 validation).

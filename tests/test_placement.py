@@ -142,6 +142,13 @@ def test_invalid_placements_name_the_field(name: str, raw: dict[str, Any], messa
     assert message in str(e.value)
 
 
+def test_the_demo_settings_offer_their_options() -> None:
+    """config/demo.yaml's commented options load and are what documents could pick there."""
+    s = demo_settings()
+    assert sorted(s.options("placement")) == ["spot-workers"]
+    assert sorted(s.options("disruption")) == ["standard"]
+
+
 def test_a_bad_option_in_the_settings_file_is_a_config_error(tmp_path: Path) -> None:
     """The settings loader parses placement options and names `placement.<name>.<field>`."""
     path = tmp_path / "trinogen.yaml"
@@ -188,7 +195,8 @@ def test_a_bad_pick_fails_the_document(worker: Any, coordinator: Any, field: str
 
 def test_without_options_the_settings_offer_none() -> None:
     """A pick against settings that name no placements says so."""
-    problems = problems_of(doc("p4", worker={"placement": "spot"}), demo_settings())
+    bare = dataclasses.replace(demo_settings(), named={})
+    problems = problems_of(doc("p4", worker={"placement": "spot"}), bare)
     assert "the settings offer none" in problems["clusterConfig.worker.placement"]
 
 

@@ -116,7 +116,8 @@ def build_desired(
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
-    desired.stopped.update(c.cluster_id for c in clusters if c.stopped and c.cluster_id in desired.files)
+    desired.stopped.update(c.cluster_id for c in clusters
+                           if c.stopped and c.cluster_id in desired.files)  # rendered fine
     served.record(_rendered(desired, clusters), secrets.versions)
     if inline:
         _collect_masks(desired, clusters, secrets)

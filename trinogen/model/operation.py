@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trinogen.model.checker import MAPS, Checker
+from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.shutdown import MAX_POLICY_PERIOD_SECONDS, termination_grace
 from trinogen.settings import Settings
 from trinogen.settings.options.disruption import Disruption
@@ -50,7 +50,7 @@ def _placement(value: Any, role: str, settings: Settings, c: Checker) -> Placeme
     if picked is not None and role == "coordinator" and picked.topology_spread:
         # The chart writes topologySpreadConstraints for workers only (deployment-worker.yaml);
         # for the coordinator Helm would drop them without a word.
-        c.error(path, f"{value!r} sets topologySpreadConstraints, which the Trino chart applies "
+        c.error(path, f"{show(value)} sets topologySpreadConstraints, which the Trino chart applies "
                 "to workers only (a single coordinator has nothing to spread); pick a placement "
                 "without them for the coordinator")
         return None

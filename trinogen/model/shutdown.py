@@ -1,15 +1,16 @@
 """How long a worker needs to shut down gracefully, and how scale-in must wait for it.
 
 Trino's sequence (io.trino.server.NodeStateManager in Trino 476, GracefulShutdownHandler before),
-started by the chart's
-preStop hook (`PUT /v1/info/state "SHUTTING_DOWN"`, then the hook waits for the JVM to exit):
+started by the chart's preStop hook (`PUT /v1/info/state "SHUTTING_DOWN"`, then the hook waits for
+the JVM to exit):
   1. wait `shutdown.grace-period`, so the coordinator sees the state and stops sending tasks;
   2. wait until every active task is done (no bound: as long as the longest running task);
   3. wait `shutdown.grace-period` again, so the coordinator sees the tasks' final states;
   4. stop the life cycle, giving it up to 30 s (LIFECYCLE_STOP_TIMEOUT), then exit.
 Kubernetes kills the container when terminationGracePeriodSeconds runs out, whatever step it is
 in, so the budget is the sum of the four plus a margin for what happens around them. The chart
-only requires 2 x grace, which leaves no time at all for step 2 or 4.
+only requires 2 x grace, which leaves no time at all for step 2 or 4. A real Trino 476 worker is
+held to this in tests/test_trino_real_shutdown.py.
 """
 
 from __future__ import annotations

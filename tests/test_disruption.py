@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from tests import k8s_schema
 from tests.conftest import SCHEMAS
@@ -269,3 +272,20 @@ def test_an_unknown_disruption_option_fails_the_document() -> None:
     """A name the settings do not offer is refused, listing the ones they do."""
     problems = problems_of(doc("d5", disruption="gold"), option_settings())
     assert "known: rolling, standard, strict" in problems["disruption"]
+
+
+@given(st.dictionaries(st.sampled_from(["worker_max_unavailable", "coordinator_max_unavailable",
+                                        "coordinator_rollout", "other"]),
+                       st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64),
+                                 st.floats(), st.text(max_size=6), st.lists(st.integers()),
+                                 st.dictionaries(st.text(max_size=3), st.integers())),
+                       max_size=4))
+@hsettings(max_examples=300, deadline=None)
+def test_any_disruption_option_is_parsed_or_refused_cleanly(raw: dict[str, Any]) -> None:
+    """Whatever the settings file holds under a disruption option, only ConfigError comes out."""
+    try:
+        parsed = parse("d", raw)
+    except ConfigError as e:
+        assert str(e).startswith("d")
+    else:
+        assert parsed.coordinator_max_unavailable in (0, 1)

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from tests.conftest import demo_settings
 from tests.operation_support import (
@@ -27,7 +30,7 @@ from tests.operation_support import (
 )
 from trinogen.errors import ConfigError
 from trinogen.settings import load_settings
-from trinogen.settings.options.placement import parse
+from trinogen.settings.options.placement import FIELDS, parse
 
 # --- the option's shape ------------------------------------------------------------------------
 
@@ -256,3 +259,31 @@ def test_placed_deployments_are_valid_kubernetes_objects() -> None:
                       option_settings())
     for role in ("worker", "coordinator"):
         kv.validate(t.deployment(role), "1.30", strict=True)
+
+
+# --- hostile settings ------------------------------------------------------------------------------
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(),
+                     st.text(max_size=8), st.sampled_from(["Exists", "Equal", "NoExecute", "In",
+                                                          "Gt", "1", "zone", "DoNotSchedule"]))
+_KEYS = st.one_of(st.sampled_from(sorted({"key", "operator", "value", "effect", "values",
+                                          "tolerationSeconds", "nodeAffinity", "podAffinity",
+                                          "matchExpressions", "topologyKey", "maxSkew",
+                                          "whenUnsatisfiable", "labelSelector", "weight",
+                                          "requiredDuringSchedulingIgnoredDuringExecution",
+                                          "preferredDuringSchedulingIgnoredDuringExecution",
+                                          "nodeSelectorTerms", "podAffinityTerm", "preference",
+                                          "matchLabels", "minDomains"})),
+                  st.text(max_size=6), st.integers())
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=12)
+
+
+@given(st.dictionaries(st.sampled_from(sorted(FIELDS)), _VALUES, max_size=5))
+@hsettings(max_examples=400, deadline=None)
+def test_any_option_is_accepted_or_refused_with_a_config_error(raw: dict[str, Any]) -> None:
+    """Whatever the settings file holds under a placement, parsing never raises anything else."""
+    try:
+        parse("p", raw)
+    except ConfigError as e:
+        assert str(e).startswith("p")

@@ -25,6 +25,7 @@ from trinogen.model import (
     Failed,
     RawDocument,
     classify_all,
+    declares_stopped,
     field_path,
 )
 from trinogen.plan import DesiredFile
@@ -59,6 +60,7 @@ class Desired:
     secret_texts: set[str] = field(default_factory=set)  # inline mode: values to mask
     secret_keys: set[str] = field(default_factory=set)  # inline mode: properties holding secrets
     warnings: list[Problem] = field(default_factory=list)
+    stopped: set[str] = field(default_factory=set)  # clusters whose compute is stopped
 
     def render_hash(self, cluster_id: str) -> str:
         h = hashlib.sha256()
@@ -112,8 +114,10 @@ def build_desired(
                                          settings))
     clusters += rotated.clusters
     desired.failed += rotated.failed
-    _add_served(desired, served)
+    _add_served(desired, served, settings)
     render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
+    desired.stopped.update(c.cluster_id for c in clusters
+                           if c.stopped and c.cluster_id in desired.files)  # rendered fine
     served.record(_rendered(desired, clusters), secrets.versions)
     if inline:
         _collect_masks(desired, clusters, secrets)
@@ -121,13 +125,15 @@ def build_desired(
     return desired
 
 
-def _add_served(desired: Desired, served: Served) -> None:
+def _add_served(desired: Desired, served: Served, settings: Settings) -> None:
     """The files the cache answered for, exactly as the repository holds them."""
     for entry in served.entries():
         desired.docs[entry.cluster_id] = entry.doc_id
         desired.files[entry.cluster_id] = {p: DesiredFile(b, None) for p, b in entry.files.items()}
         desired.warnings.extend(Problem(*w) for w in entry.warnings)
     desired.cache_hits = len(served.hits)
+    desired.stopped.update(entry.cluster_id for raw, _, entry in served.hits.values()
+                           if declares_stopped(raw.body, settings))
 
 
 def _rendered(

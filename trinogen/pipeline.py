@@ -166,7 +166,8 @@ def sync(
     if not options.dry_run and options.write_status:
         report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
                                                     desired.render_hashes,
-                                                    done.commit or repo.head_commit())
+                                                    done.commit or repo.head_commit(),
+                                                    desired.stopped)
     report.stats.update(_sync_stats(desired, done, done.planner.guards.documents_read, source,
                                     started))
     return report

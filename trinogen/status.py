@@ -7,7 +7,7 @@ that would not change anything is not written again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,11 +25,17 @@ def status_rows(
     previous: Mapping[str, StatusRecord],
     commit: str | None,
     now: datetime,
+    stopped: Collection[str] = frozenset(),
 ) -> dict[str, Row]:
-    """The status rows to write: cluster key -> record (previous records left out are kept)."""
+    """The status rows to write: cluster key -> record (previous records left out are kept).
+
+    A synced cluster in `stopped` (its document says `stopped: true`) is recorded with
+    `"stopped": true`: its files are in git, its compute is not running.
+    """
     rows: dict[str, Row] = {}
     for change in changes:
-        row = _change_row(change, render_hashes, previous.get(change.cluster_id, {}), commit, now)
+        row = _change_row(change, render_hashes, previous.get(change.cluster_id, {}), commit, now,
+                          change.cluster_id in stopped)
         if row is not None:
             rows[change.cluster_id] = row
     for f in failed:
@@ -42,7 +48,7 @@ def status_rows(
 
 def _change_row(
     change: ClusterChange, render_hashes: Mapping[str, str], prev: StatusRecord,
-    commit: str | None, now: datetime,
+    commit: str | None, now: datetime, stopped: bool = False,
 ) -> Row | None:
     if change.action == "prune":
         return {"documentId": change.doc_id, "state": "pruned", "reason": change.reason,
@@ -51,10 +57,14 @@ def _change_row(
     if change.action not in ("add", "update", "unchanged"):
         return None  # failed clusters are written from their failures; disabled ones prune
     rh = render_hashes.get(change.cluster_id)
-    if change.action == "unchanged" and prev.get("state") == "synced" and prev.get("renderHash") == rh:
+    if (change.action == "unchanged" and prev.get("state") == "synced"
+            and prev.get("renderHash") == rh and bool(prev.get("stopped")) == stopped):
         return None
-    return {"documentId": change.doc_id, "state": "synced", "commit": commit,
-            "syncedAt": now, "renderHash": rh, "lastError": None, "errorAt": None}
+    row: Row = {"documentId": change.doc_id, "state": "synced", "commit": commit,
+                "syncedAt": now, "renderHash": rh, "lastError": None, "errorAt": None}
+    if stopped:
+        row["stopped"] = True
+    return row
 
 
 def _failed_row(f: Failed, prev: StatusRecord, now: datetime) -> Row | None:
@@ -70,10 +80,12 @@ def _failed_row(f: Failed, prev: StatusRecord, now: datetime) -> Row | None:
 def write_status(
     source: DocumentSource, plan: Plan, failed: Iterable[Failed],
     render_hashes: Callable[[], Mapping[str, str]], commit: str | None,
+    stopped: Collection[str] = frozenset(),
 ) -> int:
     """Write this run's status rows (batched); returns the records written."""
     if source.ephemeral:
         return 0  # nobody could read them back: do not even hash every cluster's files
     now = datetime.now(UTC).replace(microsecond=0)
-    rows = status_rows(plan.clusters, failed, render_hashes(), source.read_status(), commit, now)
+    rows = status_rows(plan.clusters, failed, render_hashes(), source.read_status(), commit, now,
+                       stopped)
     return int(source.write_status(rows))

@@ -276,6 +276,8 @@ def _status_row(cid: str, r: dict[str, Any]) -> list[str]:
     commit = (r.get("commit") or "")[:10]
     when = r.get("syncedAt") or r.get("errorAt") or ""
     lines = [f"{cid:40} {r.get('state', '?'):8} {commit:10} {when}"]
+    if r.get("stopped"):  # synced with `stopped: true`: files and Application kept, no workers
+        lines[0] += "  stopped (no workers)"
     if r.get("state") == "failed" and r.get("lastError"):
         lines.extend(f"    {line}" for line in str(r["lastError"]).splitlines())
     return lines

@@ -21,6 +21,7 @@ The package, one job per module:
 - `fault_tolerance`: `faultTolerance` -> retry-policy and the exchange manager.
 - `server_secrets`: secret placeholders in server properties, bound like a catalog's;
 - `auth`: the `authentication` option a document picks, as Trino and the chart need it.
+- `operation`: placement per role, disruption option, `stopped`; `shutdown`: the shutdown budget.
 """
 
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
@@ -32,6 +33,7 @@ from trinogen.model.document import (
     document_label,
     enabled_claims,
 )
+from trinogen.model.operation import declares_stopped
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_DEFAULT_PER_NODE,
@@ -110,6 +112,7 @@ __all__ = [
     "claimed_cluster_id",
     "classify",
     "classify_all",
+    "declares_stopped",
     "deep_merge",
     "document_label",
     "enabled_claims",

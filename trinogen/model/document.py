@@ -20,6 +20,7 @@ from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
+from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
@@ -199,6 +200,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c)
+    op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
+                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     if c.problems or cluster_id is None or owner is None or version is None or found is None:
         return None
     if sizing.coordinator is None or sizing.worker is None:
@@ -211,7 +214,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         doc_id=doc_id,
         owner=owner,
         trino_version=version,
-        workers=sizing.workers,
+        workers=0 if op.stopped else sizing.workers,
         coordinator=replace(sizing.coordinator, extra_properties=(
             *server.coordinator, *sizing.coordinator.extra_properties,
             *(auth.coordinator if auth else ()))),
@@ -222,7 +225,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         config_properties=tuple(sorted((*server.config, *ft.config))),
         node_properties=tuple(server.node),
         connectors=found,
-        autoscaling=sizing.autoscaling,
+        autoscaling=None if op.stopped else sizing.autoscaling,
         grace_period_seconds=sizing.grace_period_seconds,
         destination_name=destination[0],
         destination_server=destination[1],
@@ -240,6 +243,11 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
         ingress=picked.ingress,
         jmx_exporter=picked.jmx_exporter,
         service_monitor=picked.service_monitor,
+        coordinator_placement=op.coordinator_placement,
+        worker_placement=op.worker_placement,
+        disruption=op.disruption,
+        drain_seconds=sizing.drain_seconds,
+        stopped=op.stopped,
         warnings=tuple(c.warnings),
     )
 

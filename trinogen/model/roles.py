@@ -39,6 +39,7 @@ class Sizing:
     workers: int = 0
     autoscaling: Autoscaling | None = None
     grace_period_seconds: int | None = None
+    drain_seconds: int | None = None  # how long running tasks may take (with grace_period_seconds)
 
 
 def cluster_config(
@@ -60,9 +61,9 @@ def cluster_config(
     c.fields(worker_raw, "clusterConfig.worker", WORKER_FIELDS)
     scaling = autoscaling(worker_raw.get("autoscaling"), c)
     workers = _worker_replicas(worker_raw.get("replicas"), scaling, c)
-    grace = graceful_shutdown(worker_raw.get("gracefulShutdown"), c)
+    grace, drain = graceful_shutdown(worker_raw.get("gracefulShutdown"), c)
     worker = role(worker_raw, "worker", props, trino, c, bind)
-    return Sizing(coordinator, worker, workers, scaling, grace)
+    return Sizing(coordinator, worker, workers, scaling, grace, drain)
 
 
 def check_memory(sizing: Sizing, c: Checker) -> None:
@@ -362,14 +363,22 @@ def _trigger_auth(value: Any, path: str, c: Checker) -> str | None:
                     rule="use a Kubernetes name")
 
 
-def graceful_shutdown(value: Any, c: Checker) -> int | None:
-    """`worker.gracefulShutdown`: the grace period in seconds when enabled."""
+def graceful_shutdown(value: Any, c: Checker) -> tuple[int | None, int | None]:
+    """`worker.gracefulShutdown`: the grace period and the drain time in seconds, when enabled.
+
+    `drainSeconds` is how long a worker's running tasks may take to finish once it stops getting
+    new ones (Trino waits for them without a limit); it defaults to the grace period.
+    """
     path = "clusterConfig.worker.gracefulShutdown"
     g = c.mapping(value, path, required=False)
     if g is None:
-        return None
-    c.fields(g, path, {"enabled", "gracePeriodSeconds"})
+        return None, None
+    c.fields(g, path, {"enabled", "gracePeriodSeconds", "drainSeconds"})
     enabled = c.boolean(g.get("enabled"), f"{path}.enabled", required=False)
     seconds = c.integer(g.get("gracePeriodSeconds"), f"{path}.gracePeriodSeconds",
                         required=enabled is not False, minimum=1, maximum=86400)
-    return seconds if enabled is not False else None
+    drain = c.integer(g.get("drainSeconds"), f"{path}.drainSeconds", required=False,
+                      minimum=0, maximum=86400)
+    if enabled is False or seconds is None:
+        return None, None
+    return seconds, seconds if drain is None else drain

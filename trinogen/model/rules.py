@@ -62,9 +62,10 @@ RESERVED_FIELDS = {
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
      "properties", "logLevels", "connectors", "destination", "files", "faultTolerance",
-     "authentication", "accessControl", "serviceAccount", "ingress", "monitoring"}
+     "authentication", "accessControl", "serviceAccount", "ingress", "monitoring", "disruption",
+     "stopped"}
 ) | METADATA_FIELDS  # fmt: skip
-ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties"})
+ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties", "placement"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}
 
 # --- Trino properties the chart owns ---------------------------------------------------------

@@ -8,6 +8,8 @@ from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
+from trinogen.settings.options.disruption import Disruption
+from trinogen.settings.options.placement import Placement
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,14 @@ class Cluster:
     ingress: Ingress | None = None
     jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
     service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
+    # How the cluster is operated (model/operation.py): placement per role, disruption budgets,
+    # the drain time of a graceful shutdown, and whether its compute is stopped (then `workers`
+    # is 0 and `autoscaling` None; files, namespace and Application stay).
+    coordinator_placement: Placement | None = None
+    worker_placement: Placement | None = None
+    disruption: Disruption | None = None
+    drain_seconds: int | None = None
+    stopped: bool = False
     warnings: tuple[Problem, ...] = ()
 
     @property

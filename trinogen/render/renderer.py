@@ -20,6 +20,7 @@ from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
 from trinogen.render.headers import header, root_app_header
 from trinogen.render.names import chart_worker_name
+from trinogen.render.operation import disruption_budgets, values_context
 from trinogen.render.pod_security import security_contexts
 from trinogen.render.selfcheck import RenderError, check_yaml
 from trinogen.render.templates import (
@@ -129,6 +130,9 @@ class Renderer:
         for cm in cluster.file_config_maps:
             files[f"{base}/{MANIFESTS_DIR}/{cm.name}.yaml"] = self._config_map(cluster, head, cm)
         # Features that add manifests put them under one of EXTRA_DIRS here.
+        for role, budget in disruption_budgets(cluster, s.chart.name).items():
+            files[f"{base}/{MANIFESTS_DIR}/pdb-{role}.yaml"] = _bytes(self.template(
+                "poddisruptionbudget.yaml.j2").render(header=Safe(head), cluster=cluster, **budget))
         extra_paths = [f"{base}/{d}" for d in EXTRA_DIRS
                        if any(p.startswith(f"{base}/{d}/") for p in files)]
         app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
@@ -172,6 +176,7 @@ class Renderer:
             "access_properties": "\n".join(_lines(cluster.access.properties)) + "\n"
             if cluster.access and cluster.access.properties else None,
             **workload_values(cluster, s),
+            **values_context(cluster, s.chart.name),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

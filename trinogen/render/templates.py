@@ -24,6 +24,7 @@ TEMPLATE_NAMES = (
     "externalsecret.yaml.j2",
     "root-application.yaml.j2",
     "configmap.yaml.j2",
+    "poddisruptionbudget.yaml.j2",
 )
 
 # () -> a jinja2.BytecodeCache; called only when templates are first compiled

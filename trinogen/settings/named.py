@@ -15,9 +15,11 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.settings.options import (
     authentication,
+    disruption,
     exchange,
     ingress,
     opa,
+    placement,
     service_accounts,
     storage,
 )
@@ -33,6 +35,8 @@ KINDS: dict[str, Parser] = {
     "opa": opa.parse,
     "service_accounts": service_accounts.parse,
     "ingress": ingress.parse,
+    "placement": placement.parse,
+    "disruption": disruption.parse,
 }
 
 

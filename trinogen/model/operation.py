@@ -1,0 +1,83 @@
+"""How a cluster is operated: where its pods run, how disruptions may touch it, whether it runs.
+
+A document picks a placement per role (`clusterConfig.<role>.placement`) and a disruption option
+(`disruption`) by name from the settings, and may stop its compute (`stopped: true`). The options
+are checked when the settings are loaded; here only the choice is checked, against what the
+chart can do for each role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trinogen.model.checker import MAPS, Checker, show
+from trinogen.model.shutdown import MAX_POLICY_PERIOD_SECONDS, termination_grace
+from trinogen.settings import Settings
+from trinogen.settings.options.disruption import Disruption
+from trinogen.settings.options.placement import Placement
+
+
+@dataclass(frozen=True)
+class Operation:
+    coordinator_placement: Placement | None = None
+    worker_placement: Placement | None = None
+    disruption: Disruption | None = None
+    stopped: bool = False
+
+
+def operation(d: Mapping[str, Any], settings: Settings, c: Checker, *, autoscaled: bool,
+              grace: int | None, drain: int | None) -> Operation:
+    """The document's placement, disruption and stopped choices (problems reported on `c`)."""
+    cc = d.get("clusterConfig")
+    chosen: dict[str, Placement | None] = {}
+    for role in ("coordinator", "worker"):
+        raw = cc.get(role) if isinstance(cc, MAPS) else None
+        value = raw.get("placement") if isinstance(raw, MAPS) else None
+        chosen[role] = _placement(value, role, settings, c)
+    disruption = c.pick(d.get("disruption"), "disruption", settings.options("disruption"),
+                        "disruption")
+    stopped = c.boolean(d.get("stopped"), "stopped", required=False) is True
+    if autoscaled and grace is not None and drain is not None:
+        _check_scale_in(termination_grace(grace, drain), c)
+    return Operation(chosen["coordinator"], chosen["worker"], disruption, stopped)
+
+
+def _placement(value: Any, role: str, settings: Settings, c: Checker) -> Placement | None:
+    path = f"clusterConfig.{role}.placement"
+    picked: Placement | None = c.pick(value, path, settings.options("placement"), "placement")
+    if picked is not None and role == "coordinator" and picked.topology_spread:
+        # The chart writes topologySpreadConstraints for workers only (deployment-worker.yaml);
+        # for the coordinator Helm would drop them without a word.
+        c.error(path, f"{show(value)} sets topologySpreadConstraints, which the Trino chart applies "
+                "to workers only (a single coordinator has nothing to spread); pick a placement "
+                "without them for the coordinator")
+        return None
+    return picked
+
+
+def _check_scale_in(budget: int, c: Checker) -> None:
+    if budget > MAX_POLICY_PERIOD_SECONDS:
+        c.warn("clusterConfig.worker.gracefulShutdown",
+               f"a worker's shutdown budget is {budget} s, longer than the longest scale-down "
+               f"period an HPA accepts ({MAX_POLICY_PERIOD_SECONDS} s): scale-in may drain two "
+               "workers at once")
+
+
+def declares_stopped(body: Mapping[str, Any], settings: Settings) -> bool:
+    """Whether a (valid) document, with its defaults and profile, says `stopped: true`.
+
+    For documents the render cache serves, which are not validated again: the same layering as
+    `classify` (the last layer that names the field wins; null removes it).
+    """
+    layers: list[Mapping[str, Any]] = [settings.defaults]
+    profile = body.get("profile")
+    if isinstance(profile, str) and profile in settings.profiles:
+        layers.append(settings.profiles[profile])
+    layers.append(body)
+    value = None
+    for layer in layers:
+        if "stopped" in layer:
+            value = layer["stopped"]
+    return value is True

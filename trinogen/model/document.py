@@ -14,6 +14,7 @@ from typing import Any
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.connectors import Binding, connectors
+from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.properties import properties, server_properties
 from trinogen.model.roles import check_memory, cluster_config
 from trinogen.model.rules import (
@@ -72,8 +73,9 @@ def claimed_cluster_id(raw: RawDocument) -> str | None:
     return None if label.startswith("_id=") else label
 
 
-def classify(raw: RawDocument, settings: Settings) -> Outcome:
-    """Validate one document (defaults and profile merged underneath it)."""
+def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY) -> Outcome:
+    """Validate one document (defaults and profile merged underneath it); `library` holds the
+    shared catalogs its connectors may reference."""
     label = document_label(raw)
     cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
     refused = _refused(raw, label, cid)
@@ -82,7 +84,7 @@ def classify(raw: RawDocument, settings: Settings) -> Outcome:
     if raw.body.get("enabled") is False:
         return Disabled(raw.doc_id, cid)
     c = Checker(label, settings.validation.unknown_fields)
-    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c)
+    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
     if c.problems or cluster is None:
         if not c.problems:  # pragma: no cover - _cluster returns None only with problems
             c.error("", "invalid document")
@@ -108,14 +110,15 @@ def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
     return None
 
 
-def classify_all(raws: Iterable[RawDocument], settings: Settings) -> list[Outcome]:
+def classify_all(raws: Iterable[RawDocument], settings: Settings,
+                 library: Library = NO_LIBRARY) -> list[Outcome]:
     """Classify every document, then fail every document whose clusterId another one also claims.
 
     Two enabled documents with the same clusterId are an error for both, never a silent pick; a
     disabled document sharing the id of an enabled one does not count.
     """
     raws = list(raws)
-    outcomes = [classify(raw, settings) for raw in raws]
+    outcomes = [classify(raw, settings, library) for raw in raws]
     for cid, idxs in enabled_claims(raws).items():
         if len(idxs) < 2:
             continue
@@ -156,7 +159,8 @@ def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[
     return deep_merge(merged, body)
 
 
-def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Cluster | None:
+def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
+             library: Library = NO_LIBRARY) -> Cluster | None:
     c.fields(d, "", TOP_FIELDS)
     cluster_id = _cluster_id(d.get("clusterId"), c)
     owner = c.string(
@@ -171,7 +175,8 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     props = properties(d.get("properties"), "properties", c, required=False)
     sizing = cluster_config(cc, props, trino, c)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c)
+    found = connectors(d.get("connectors"), Binding(cluster_id, owner, s.secrets), trino, c,
+                       library)
     server = server_properties(props, trino, c)
     log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)

@@ -125,8 +125,9 @@ class ChangeStreamServer:
     # --- the "oplog" ------------------------------------------------------------------------
 
     def emit(self, op: str, _id: Any = None, full_document: Mapping[str, Any] | None = None,
-             *, wall_time: datetime | None = None) -> dict[str, str]:
-        """Append one change event and wake waiting getMores; returns its resume token."""
+             *, wall_time: datetime | None = None, coll: str | None = None) -> dict[str, str]:
+        """Append one change event (of `coll`, by default the served collection) and wake
+        waiting getMores; returns its resume token."""
         with self._cond:
             seq = len(self._events) + 1
             now = wall_time or datetime.now(UTC)
@@ -137,7 +138,7 @@ class ChangeStreamServer:
                 "wallTime": now,
             }
             if op != "invalidate":
-                event["ns"] = {"db": self.database, "coll": self.collection}
+                event["ns"] = {"db": self.database, "coll": coll or self.collection}
             if op in ("insert", "update", "replace", "delete"):
                 event["documentKey"] = {"_id": _id}
             if op == "update":

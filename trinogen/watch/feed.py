@@ -7,7 +7,7 @@ is what it cannot handle: a position the server no longer accepts, or a failure 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +24,17 @@ STREAM_END_EVENTS = ("invalidate", "drop", "rename", "dropDatabase")
 PIPELINE: list[dict[str, Any]] = [
     {"$match": {"operationType": {"$in": [*DOCUMENT_EVENTS, *STREAM_END_EVENTS]}}}
 ]
+# Events of a whole database that carry no collection, yet end a database's stream.
+DATABASE_END_EVENTS = ("invalidate", "dropDatabase")
+
+
+def watched_pipeline(collections: Iterable[str]) -> list[dict[str, Any]]:
+    """PIPELINE for a stream on the database, filtered by the server to `collections`: the
+    status and state collections next to them never wake the watcher (no feedback loop)."""
+    match = dict(PIPELINE[0]["$match"])
+    match["$or"] = [{"ns.coll": {"$in": sorted(set(collections))}},
+                    {"operationType": {"$in": list(DATABASE_END_EVENTS)}}]
+    return [{"$match": match}]
 # Server errors meaning "this resume token is no longer usable": resuming cannot work.
 TOKEN_LOST_CODES = {
     286: "ChangeStreamHistoryLost",
@@ -45,6 +56,7 @@ class Changed:
     doc_id: str  # canonical Extended JSON of the _id (trinogen.source.doc_key)
     operation: str
     at: datetime | None  # server time of the change
+    library: bool = False  # a document of the catalog library, not a cluster document
 
 
 @dataclass(frozen=True)
@@ -118,8 +130,10 @@ def event_time(event: Mapping[str, Any]) -> datetime | None:
     return None
 
 
-def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
-    """A typed event from one raw change document (None: nothing within max_await_ms)."""
+def to_event(raw: Mapping[str, Any] | None, alive: bool = True,
+             library: str | None = None) -> Event:
+    """A typed event from one raw change document (None: nothing within max_await_ms);
+    `library` names the catalog collection, whose changes are marked as such."""
     if raw is None:
         return Quiet(open=alive)
     operation = str(raw.get("operationType"))
@@ -128,7 +142,10 @@ def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
     key = raw.get("documentKey")
     if operation not in DOCUMENT_EVENTS or not isinstance(key, Mapping) or "_id" not in key:
         return Ignored(operation)
-    return Changed(doc_key(key["_id"]), operation, event_time(raw))
+    ns = raw.get("ns")
+    coll = ns.get("coll") if isinstance(ns, Mapping) else None
+    return Changed(doc_key(key["_id"]), operation, event_time(raw),
+                   library=library is not None and coll == library)
 
 
 # --- the adapter --------------------------------------------------------------------------------
@@ -137,8 +154,9 @@ def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
 class ChangeStream:
     """One open pymongo change stream; `next()` makes at most one getMore."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, library: str | None = None) -> None:
         self._stream = stream
+        self._library = library
 
     @property
     def position(self) -> StreamPosition | None:
@@ -155,7 +173,7 @@ class ChangeStream:
             raise FeedFailed(_describe(e)) from e
         except PyMongoError as e:
             raise FeedFailed(_describe(e)) from e
-        return to_event(raw, alive=bool(self._stream.alive))
+        return to_event(raw, alive=bool(self._stream.alive), library=self._library)
 
     def close(self) -> None:
         with suppress(Exception):  # closing a broken stream may fail again: nothing to do
@@ -163,11 +181,16 @@ class ChangeStream:
 
 
 class ChangeFeed:
-    """Opens change streams on one collection (`full_document="updateLookup"`)."""
+    """Opens change streams (`full_document="updateLookup"`) on one collection, or on its
+    database filtered to the cluster and catalog collections (`watched_pipeline`)."""
 
-    def __init__(self, collection: Any, max_await_ms: int) -> None:
-        self.collection = collection
+    def __init__(self, collection: Any, max_await_ms: int, *,
+                 pipeline: list[dict[str, Any]] | None = None,
+                 library: str | None = None) -> None:
+        self.collection = collection  # anything with pymongo's watch(): a collection, a database
         self.max_await_ms = max_await_ms  # settings keep it within 1..1000 ms
+        self.pipeline = pipeline if pipeline is not None else PIPELINE
+        self.library = library  # the catalog collection's name
 
     def open(self, after: StreamPosition | None) -> ChangeStream:
         """A stream from `after`, or from now; PositionRejected when the server refuses `after`."""
@@ -175,7 +198,7 @@ class ChangeFeed:
 
         try:
             stream = self.collection.watch(
-                PIPELINE, full_document="updateLookup",
+                self.pipeline, full_document="updateLookup",
                 resume_after=after.document() if after is not None else None,
                 max_await_time_ms=self.max_await_ms,
             )
@@ -191,4 +214,4 @@ class ChangeFeed:
             raise (PositionRejected if after is not None else FeedFailed)(_describe(e)) from e
         except PyMongoError as e:
             raise FeedFailed(_describe(e)) from e
-        return ChangeStream(stream)
+        return ChangeStream(stream, self.library)

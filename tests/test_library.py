@@ -410,3 +410,15 @@ def test_the_demo_catalog_is_valid() -> None:
                                    seed_dir=str(ROOT / "config" / "examples")))
     report = pipeline.validate(settings, source)
     assert report.failed == [] and source.read_catalogs()
+
+
+def test_the_text_report_names_an_invalid_catalog_by_name_and_id() -> None:
+    """People read a library failure as the catalog's name and _id, not as a cluster."""
+    from tests.conftest import demo_settings
+    from trinogen.report import format_text
+
+    src = FakeSource({})
+    src.catalogs = {'"c1"': {"_id": "c1", "name": "lake", "owner": "x", "properties": {}}}
+    text = format_text(pipeline.validate(demo_settings(), src))
+    assert '  FAILED   catalog lake (_id "c1") (catalog)\n' in text
+    assert '    properties: needs "connector.name"' in text

@@ -102,8 +102,10 @@ def build_desired(
     in the repository (same document bytes, same templates and settings, same secret versions)
     are neither validated nor rendered again.
     """
+    # Without a library read, no document references one: keys stay those of the bytes alone.
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
-                           dependencies=_shared_catalogs(settings, library))
+                           dependencies=None if library is NO_LIBRARY
+                           else _shared_catalogs(settings, library))
     classified = Classified.of(classify_all(served.misses, settings, library))
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,

@@ -212,6 +212,11 @@ def test_placeholders_bind_with_the_using_clusters_scope() -> None:
      "connectors[0].properties", "must be an object"),
     ((LAKE,), {"name": "hive", "shared": "lake-hive", "properties": {"hive.no-such": "1"}},
      'connectors["hive"].properties["hive.no-such"]', ""),
+    ((LAKE,), {"name": "hive", "shared": 5}, "connectors[0].shared", "must be a string"),
+    ((LAKE,), {"name": "hive", "shared": "lake hive"}, "connectors[0].shared", "is not valid"),
+    ((LAKE,), {"name": "system", "shared": "lake-hive"}, 'connectors[0].name', "reserved"),
+    ((LAKE,), {"name": "hive", "shared": "lake-hive", "properties": {"s3.region": "a\nb"}},
+     'connectors["hive"].properties["s3.region"]', "newline"),
 ])
 def test_unusable_references_fail_the_cluster_naming_field_and_catalog(
     lib_docs: tuple[dict[str, Any], ...], entry: dict[str, Any], field: str, words: str

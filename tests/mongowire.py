@@ -36,6 +36,9 @@ FAULTS = {
     "no_replica_set": (40573, "Location40573",
                        "The $changeStream stage is only supported on replica sets"),
     "not_implemented": (238, "NotImplemented", "$changeStream stage is not implemented"),
+    # FerretDB v1 on a database-level aggregate (`aggregate: 1`): it cannot even parse it.
+    "failed_to_parse": (9, "FailedToParse",
+                        "Invalid command format: 'aggregate' must specify a collection name or 1"),
 }
 
 

@@ -101,3 +101,32 @@ def test_deleting_a_used_catalog_on_the_stream_keeps_the_files(rig: Rig) -> None
     assert "trino-clusters/lake-a/catalog/hive.properties" in rig.tree()
     status = rig.mongo.source.status.find_one({"_id": "lake-a"})
     assert status["state"] == "failed" and "lake-hive" in status["lastError"]
+
+
+@pytest.mark.parametrize(("faults", "error", "words"), [
+    # FerretDB: the database-level aggregate does not parse; the collection answers 238
+    (["failed_to_parse", "not_implemented"], "ChangeStreamsUnsupported", "NotImplemented (238)"),
+    (["no_replica_set"], "ChangeStreamsUnsupported", "Location40573"),
+    # a user allowed change streams on the collection only: the database stream is refused
+    (["unauthorized"], "FeedFailed", "needs find and changeStream on the database"),
+    (["unauthorized", "unauthorized"], "FeedFailed", "Unauthorized"),
+])
+def test_a_refused_database_stream_is_explained(_wire_server: ChangeStreamServer,
+                                                faults: list[str], error: str,
+                                                words: str) -> None:
+    """Why the database stream was refused: no change streams at all, or only the database's."""
+    from trinogen.watch import feed
+
+    _wire_server.reset()
+    for kind in faults:
+        _wire_server.fail("aggregate", kind)
+    client = _wire_server.client()
+    try:
+        f = feed.ChangeFeed(client.trino, 50, pipeline=feed.watched_pipeline(
+            ["trino_clusters", "trino_catalogs"]), probe=client.trino.trino_clusters)
+        with pytest.raises(getattr(feed, error)) as e:
+            f.open(None)
+        assert words in str(e.value)
+        assert type(e.value).__name__ == error
+    finally:
+        client.close()

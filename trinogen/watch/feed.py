@@ -186,11 +186,13 @@ class ChangeFeed:
 
     def __init__(self, collection: Any, max_await_ms: int, *,
                  pipeline: list[dict[str, Any]] | None = None,
-                 library: str | None = None) -> None:
+                 library: str | None = None, probe: Any = None) -> None:
         self.collection = collection  # anything with pymongo's watch(): a collection, a database
         self.max_await_ms = max_await_ms  # settings keep it within 1..1000 ms
         self.pipeline = pipeline if pipeline is not None else PIPELINE
         self.library = library  # the catalog collection's name
+        # With a stream on the database: the cluster collection, to tell why a refusal happened
+        self.probe = probe
 
     def open(self, after: StreamPosition | None) -> ChangeStream:
         """A stream from `after`, or from now; PositionRejected when the server refuses `after`."""
@@ -203,10 +205,19 @@ class ChangeFeed:
                 max_await_time_ms=self.max_await_ms,
             )
         except OperationFailure as e:
-            if unsupported(e.code, str(e)):
+            why = _describe(e) if unsupported(e.code, str(e)) else None
+            if why is None and after is None:
+                why, works = self._probe()
+                if works:
+                    raise FeedFailed(
+                        f"{_describe(e)}; a change stream on the cluster collection opens, one "
+                        "on its database does not: the watcher follows the cluster and catalog "
+                        "collections with one stream on the database, so its MongoDB user needs "
+                        "find and changeStream on the database") from e
+            if why is not None:
                 raise ChangeStreamsUnsupported(
                     f"trinogen watch needs MongoDB change streams, which need a replica set (or "
-                    f"a sharded cluster); this server has none ({_describe(e)}). Run trinogen "
+                    f"a sharded cluster); this server has none ({why}). Run trinogen "
                     "sync on a schedule instead, or convert the server to a replica set"
                 ) from e
             # The server answered, and refused: with a position, the position may be the cause
@@ -215,3 +226,22 @@ class ChangeFeed:
         except PyMongoError as e:
             raise FeedFailed(_describe(e)) from e
         return ChangeStream(stream, self.library)
+
+    def _probe(self) -> tuple[str | None, bool]:
+        """After the database refused a stream: open one on the cluster collection alone.
+
+        Returns why the server has no change streams at all (FerretDB cannot even parse a
+        database-level aggregate, answering FailedToParse, but answers NotImplemented here), and
+        whether that stream opened (then the database stream is what is refused).
+        """
+        from pymongo.errors import OperationFailure, PyMongoError
+
+        if self.probe is None:
+            return None, False
+        try:
+            self.probe.watch(PIPELINE, max_await_time_ms=self.max_await_ms).close()
+        except OperationFailure as e:
+            return (_describe(e) if unsupported(e.code, str(e)) else None), False
+        except PyMongoError:
+            return None, False
+        return None, True

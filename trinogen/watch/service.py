@@ -47,7 +47,8 @@ def compose(settings: Settings, source: Any, stream_collection: Any, repo: Any, 
     return Watcher(
         w, lease=lease, feed=ChangeFeed(
             stream_collection.database, w.max_await_ms, library=m.catalog_collection,
-            pipeline=watched_pipeline([stream_collection.name, m.catalog_collection])),
+            pipeline=watched_pipeline([stream_collection.name, m.catalog_collection]),
+            probe=stream_collection),
         syncer=pipeline_syncer(settings, source, repo, reader_factory),
         where=f"{m.database}.{m.collection}", wall=wall,
         stale_after=max(60.0, 2 * w.lease_seconds, settings.git.timeout), **loop,

@@ -40,6 +40,7 @@ class FakeSource:
                  ephemeral: bool = False) -> None:
         self.docs: dict[str, Mapping[str, Any]] = dict(docs)
         self.status: dict[str, dict[str, Any]] = {}
+        self.catalogs: dict[str, Mapping[str, Any]] = {}  # the catalog library, by _id
         self.complete = complete
         self.ephemeral = ephemeral
         self.queries = 0
@@ -53,6 +54,10 @@ class FakeSource:
         ids, cids = set(doc_ids), set(cluster_ids)
         return [RawDocument(k, v) for k, v in self.docs.items()
                 if k in ids or v.get("clusterId") in cids]
+
+    def read_catalogs(self) -> list[RawDocument]:
+        self.queries += 1
+        return [RawDocument(k, v) for k, v in self.catalogs.items()]
 
     def read_status(self) -> dict[str, dict[str, Any]]:
         return {k: {"_id": k, **v} for k, v in self.status.items()}

@@ -36,6 +36,9 @@ FAULTS = {
     "no_replica_set": (40573, "Location40573",
                        "The $changeStream stage is only supported on replica sets"),
     "not_implemented": (238, "NotImplemented", "$changeStream stage is not implemented"),
+    # FerretDB v1 on a database-level aggregate (`aggregate: 1`): it cannot even parse it.
+    "failed_to_parse": (9, "FailedToParse",
+                        "Invalid command format: 'aggregate' must specify a collection name or 1"),
 }
 
 
@@ -125,8 +128,9 @@ class ChangeStreamServer:
     # --- the "oplog" ------------------------------------------------------------------------
 
     def emit(self, op: str, _id: Any = None, full_document: Mapping[str, Any] | None = None,
-             *, wall_time: datetime | None = None) -> dict[str, str]:
-        """Append one change event and wake waiting getMores; returns its resume token."""
+             *, wall_time: datetime | None = None, coll: str | None = None) -> dict[str, str]:
+        """Append one change event (of `coll`, by default the served collection) and wake
+        waiting getMores; returns its resume token."""
         with self._cond:
             seq = len(self._events) + 1
             now = wall_time or datetime.now(UTC)
@@ -137,7 +141,7 @@ class ChangeStreamServer:
                 "wallTime": now,
             }
             if op != "invalidate":
-                event["ns"] = {"db": self.database, "coll": self.collection}
+                event["ns"] = {"db": self.database, "coll": coll or self.collection}
             if op in ("insert", "update", "replace", "delete"):
                 event["documentKey"] = {"_id": _id}
             if op == "update":

@@ -68,9 +68,12 @@ def test_events_make_one_commit_per_batch(rig: Rig) -> None:
     assert rig.commits() == 1  # the initial full sync (no saved token)
     stage = rig.wire.aggregates[0]
     assert stage == {"fullDocument": "updateLookup"}  # from now: no token yet
-    assert rig.wire.aggregate_namespaces == ["trino.trino_clusters"]  # not the status collection
-    ops = rig.wire.pipelines[0][0]["$match"]["operationType"]["$in"]
-    assert {"insert", "update", "replace", "delete"} <= set(ops)
+    # One stream on the database (aggregate: 1), which the server filters to the cluster and
+    # catalog collections: never the status or state collection next to them.
+    assert rig.wire.aggregate_namespaces == ["trino.1"]
+    match = rig.wire.pipelines[0][0]["$match"]
+    assert {"insert", "update", "replace", "delete"} <= set(match["operationType"]["$in"])
+    assert match["$or"][0] == {"ns.coll": {"$in": ["trino_catalogs", "trino_clusters"]}}
 
     rig.change("analytics-prod", "clusterConfig.worker.replicas", 7)
     rig.change("etl-batch", "owner", "etl_team_2")

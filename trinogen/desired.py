@@ -28,6 +28,7 @@ from trinogen.model import (
     declares_stopped,
     field_path,
 )
+from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.render import Renderer, RenderError
@@ -95,6 +96,7 @@ def build_desired(
     progress: Progress = no_progress,
     cache: RenderCacheStore | None = None,
     tree: Mapping[str, str] | None = None,
+    library: Library = NO_LIBRARY,
 ) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
 
@@ -102,16 +104,21 @@ def build_desired(
     in the repository (same document bytes, same templates and settings, same secret versions)
     are neither validated nor rendered again.
     """
-    served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline)
-    classified = Classified.of(classify_all(served.misses, settings))
-    desired = Desired(disabled=classified.disabled, failed=list(classified.failed))
+    # Without a library read, no document references one: keys stay those of the bytes alone.
+    served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
+                           dependencies=None if library is NO_LIBRARY
+                           else _shared_catalogs(settings, library))
+    classified = Classified.of(classify_all(served.misses, settings, library))
+    # Each invalid catalog document once, then its users (each naming it).
+    desired = Desired(disabled=classified.disabled,
+                      failed=[*library.failed, *classified.failed])
     clusters = list(classified.clusters)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
     rotated = Classified.of(classify_all(served.drop_stale(secrets.versions, secrets.errors),
-                                         settings))
+                                         settings, library))
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
@@ -123,6 +130,17 @@ def build_desired(
         _collect_masks(desired, clusters, secrets)
     desired.extra = served.root_app(renderer.render_root_app)
     return desired
+
+
+def _shared_catalogs(
+    settings: Settings, library: Library
+) -> Callable[[Mapping[str, object]], object]:
+    """The documents of the shared catalogs a document may use, for its render-cache key."""
+    def catalogs(body: Mapping[str, object]) -> object:
+        names = references(body, settings.defaults, settings.profiles)
+        return [[n, list(library.sources.get(n, ()))] for n in sorted(names)] or None
+
+    return catalogs
 
 
 def _add_served(desired: Desired, served: Served, settings: Settings) -> None:

@@ -34,7 +34,7 @@ from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
-from trinogen.targets import Targets, read_documents, require_known
+from trinogen.targets import Targets, read_documents, read_library, require_known
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -61,8 +61,10 @@ def inline_mode(settings: Settings, cli_opt_in: bool) -> bool:
 
 def validate(settings: Settings, source: DocumentSource) -> Report:
     raws = source.read_all()
-    c = Classified.of(classify_all(raws, settings))
-    report = Report("validate", failed=c.failed, rendered=[x.cluster_id for x in c.clusters],
+    # validate always reads the library: a catalog nobody uses yet is judged too
+    library = read_library(source, raws, settings, always=True)
+    c = Classified.of(classify_all(raws, settings, library))
+    report = Report("validate", failed=[*library.failed, *c.failed], rendered=[x.cluster_id for x in c.clusters],
                     disabled=[d.cluster_id or d.doc_id for d in c.disabled])
     for cluster in c.clusters:
         report.warnings.extend(cluster.warnings)
@@ -88,7 +90,8 @@ def render(
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
     require_known(wanted, raws)
     desired = build_desired(settings, raws, Renderer(require_repo_url(settings)), reader_factory,
-                            inline=inline, progress=progress)
+                            inline=inline, progress=progress,
+                            library=read_library(source, raws, settings))
     if wanted:
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
     contents = {cid: {p: f.content or b"" for p, f in files.items()}
@@ -195,7 +198,8 @@ class _Reader:
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
-                                cache=self.cache, tree=tree)
+                                cache=self.cache, tree=tree,
+                                library=read_library(self.source, raws, self.settings))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope)
 

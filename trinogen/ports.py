@@ -43,6 +43,9 @@ class DocumentSource(Protocol):
         self, doc_ids: Iterable[str], cluster_ids: Iterable[str]
     ) -> list[RawDocument]: ...
 
+    def read_catalogs(self) -> list[RawDocument]:
+        """Every document of the catalog library, in one query."""
+
     def read_status(self) -> dict[str, dict[str, Any]]: ...
 
     def write_status(

@@ -122,13 +122,22 @@ def failure_groups(failed: Iterable[Any]) -> list[list[Any]]:
     return groups
 
 
+def _failed_name(f: Any) -> str:
+    """How a failure is named: its cluster, a library catalog by name and _id, or the _id."""
+    if f.stage == "catalog" and f.problems:
+        return f"{f.problems[0].cluster} (_id {f.doc_id.removeprefix('catalog:')})"
+    return f.cluster_id or f"_id={f.doc_id}"
+
+
 def _failure_lines(group: list[Any], command: str, color: bool) -> list[str]:
     f = group[0]
-    names = [g.cluster_id or f"_id={g.doc_id}" for g in group]
+    names = [_failed_name(g) for g in group]
     name = names[0] if len(names) == 1 else (
         f"{len(names)} clusters: " + ", ".join(names[:5]) + (" ..." if len(names) > 5 else ""))
     kept = ("; its files in git are kept as they are" if len(group) == 1
             else "; their files in git are kept as they are") if command == "sync" else ""
+    if f.stage == "catalog":
+        kept = ""  # a document of the catalog library has no files; its users say so
     lines = [_style(f"  FAILED   {name} ({f.stage}){kept}", "red", color)]
     for p in f.problems:
         where = f"{p.field}: " if p.field else ""

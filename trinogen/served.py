@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from trinogen.cache import document_key
 from trinogen.model import Cluster, RawDocument, enabled_claims
 from trinogen.plan import DesiredFile
 from trinogen.ports import CacheEntry, RenderCacheStore
+
+# What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
+# as a BSON-encodable value; None when nothing.
+Dependencies = Callable[[Mapping[str, Any]], Any]
 
 
 @dataclass
@@ -33,12 +38,13 @@ class Served:
     def select(
         cls, raws: list[RawDocument], fingerprint: str, cache: RenderCacheStore | None,
         tree: Mapping[str, str] | None, *, inline: bool = False,
+        dependencies: Dependencies | None = None,
     ) -> Served:
         """Split the documents into cache hits and the rest."""
         if cache is None or inline:
             return cls(cache, tree, raws)
         # Each document's key, computed once (BSON-encoding every document is not free).
-        keys = {r.doc_id: _key(r, fingerprint) for r in raws}
+        keys = {r.doc_id: _key(r, fingerprint, dependencies) for r in raws}
         hits = _hits(raws, keys, cache, tree) if tree is not None else {}
         misses = [r for r in raws if r.doc_id not in hits] if hits else raws
         return cls(cache, tree, misses, keys, hits)
@@ -94,8 +100,14 @@ class Served:
         return files
 
 
-def _key(raw: RawDocument, fingerprint: str) -> str | None:
-    return document_key(raw.body, fingerprint) if isinstance(raw.body, Mapping) else None
+def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
+    if not isinstance(raw.body, Mapping):
+        return None
+    # A document using shared catalogs is keyed with them: a change to one of them re-renders
+    # exactly its users. Any other document keeps the key of its bytes alone.
+    more = dependencies(raw.body) if dependencies is not None else None
+    body = raw.body if more is None else {"document": raw.body, "catalogs": more}
+    return document_key(body, fingerprint)
 
 
 def _hits(

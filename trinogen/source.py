@@ -44,6 +44,7 @@ class Source:
     def __init__(
         self, client: Any, settings: MongoSettings, *, ephemeral: bool = False,
         refused: Iterable[RawDocument] = (), complete: bool = True,
+        refused_catalogs: Iterable[RawDocument] = (),
     ) -> None:
         self.client = client
         self.settings = settings
@@ -55,9 +56,11 @@ class Source:
         # cluster may be pruned as "document deleted" in this run.
         self.refused = list(refused)
         self.complete = complete
+        self.refused_catalogs = list(refused_catalogs)
         db = client[settings.database]
         self.db = db
         self.collection = db[settings.collection]
+        self.catalogs = db[settings.catalog_collection]
         self.status = db[settings.status_collection]
         self.state = db[settings.state_collection]
         self.queries = 0
@@ -83,14 +86,19 @@ class Source:
                    if r.doc_id in set(doc_ids) or claimed_cluster_id(r) in set(cids)]
         return self._find({"$or": ors} if len(ors) > 1 else ors[0]) + refused
 
-    def _find(self, query: Mapping[str, Any]) -> list[RawDocument]:
+    def read_catalogs(self) -> list[RawDocument]:
+        """Every document of the catalog library, in one query."""
+        return self._find({}, self.catalogs) + self.refused_catalogs
+
+    def _find(self, query: Mapping[str, Any], collection: Any = None) -> list[RawDocument]:
         from pymongo.errors import PyMongoError
 
         self.queries += 1
         try:
             # The projection saves a real server's bandwidth; in-process it would only cost copying.
             projection = None if self.ephemeral else PROJECTION
-            cursor = self.collection.find(query, projection, batch_size=self.settings.batch_size)
+            cursor = (self.collection if collection is None else collection).find(
+                query, projection, batch_size=self.settings.batch_size)
             return [RawDocument(doc_key(d.get("_id")), d) for d in cursor]
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
@@ -131,7 +139,9 @@ def connect(settings: MongoSettings) -> Source:
     uri = settings.uri
     if uri.startswith("mongomock://"):
         embedded, refused, complete = _embedded(settings)
-        return Source(embedded, settings, ephemeral=True, refused=refused, complete=complete)
+        catalogs = _embedded_catalogs(embedded, settings)
+        return Source(embedded, settings, ephemeral=True, refused=refused, complete=complete,
+                      refused_catalogs=catalogs)
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 
@@ -165,6 +175,25 @@ def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
         return client, [], True
     coll = client[settings.database][settings.collection]
     seeds, refused, complete = load_seed(Path(settings.seed_dir))
+    _insert(coll, seeds, refused)
+    return client, refused, complete
+
+
+def _embedded_catalogs(client: Any, settings: MongoSettings) -> list[RawDocument]:
+    """Seed the catalog library from `<seed_dir>/catalogs/` (same file forms as the cluster
+    documents); returns the catalog documents it refused."""
+    directory = Path(settings.seed_dir) / "catalogs" if settings.seed_dir else None
+    if directory is None or not directory.is_dir():
+        return []
+    seeds, refused, _ = load_seed(directory)
+    _insert(client[settings.database][settings.catalog_collection], seeds, refused)
+    return refused
+
+
+def _insert(coll: Any, seeds: Seeds, refused: list[RawDocument]) -> None:
+    """Insert the seed documents; each one the database refuses is added to `refused`."""
+    if not seeds:
+        return
     try:
         coll.insert_many([doc for _, doc in seeds])
     except Exception:  # noqa: BLE001 - a document MongoDB would refuse: find it below
@@ -176,7 +205,6 @@ def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
                 log.error("%s: MongoDB would refuse this document (%s)", where, type(e).__name__)
                 refused.append(_refused(where, doc, f"MongoDB would refuse this document "
                                         f"({type(e).__name__}: {str(e)[:200]})"))
-    return client, refused, complete
 
 
 def _refused(where: str, doc: Any, reason: str) -> RawDocument:

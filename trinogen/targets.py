@@ -9,14 +9,16 @@ together).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trinogen.errors import ConfigError
 from trinogen.model import RawDocument, claimed_cluster_id
+from trinogen.model.library import NO_LIBRARY, Library, needs_library, parse_library
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
 from trinogen.render import parse_header
+from trinogen.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,16 @@ def read_documents(
     raws = source.read_targeted(doc_ids, cluster_ids)
     require_known(targets.clusters, raws, repo_docs)
     return _with_claimants(source, raws, cluster_ids)
+
+
+def read_library(source: DocumentSource, raws: Sequence[RawDocument], settings: Settings, *,
+                 always: bool = False) -> Library:
+    """The catalog library, read in one query when a document read may use it (or `always`):
+    a platform that uses no shared catalog never pays for the collection."""
+    if not always and not needs_library(raws, settings.defaults, settings.profiles):
+        return NO_LIBRARY
+    return parse_library(source.read_catalogs(), unknown_fields=settings.validation.unknown_fields,
+                         collection=settings.mongodb.catalog_collection)
 
 
 def unknown_clusters(

@@ -15,6 +15,7 @@ The package, one job per module:
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
 - `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
+- `library`: the catalog library (shared catalogs, references with overrides, owner scope);
 - `files`: attached files (a ConfigMap and a Secret) and their mounts;
 - `file_paths`: properties naming files must name mounted ones.
 - `storage`: a catalog's storage option -> its file-system properties;

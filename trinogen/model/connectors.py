@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, text_ok, type_name
+from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
     CONNECTOR_NAME,
@@ -66,8 +67,8 @@ class Binding:
         return tuple(out)
 
 
-def connectors(value: Any, binding: Binding, trino: TrinoCheck,
-               c: Checker) -> tuple[Connector, ...] | None:
+def connectors(value: Any, binding: Binding, trino: TrinoCheck, c: Checker,
+               library: Library = NO_LIBRARY) -> tuple[Connector, ...] | None:
     """Every connector of a document; None when the list itself is unusable."""
     if value is None:
         return ()
@@ -84,9 +85,11 @@ def connectors(value: Any, binding: Binding, trino: TrinoCheck,
     for i, raw in enumerate(value):
         path = f"connectors[{i}]"
         conn = c.mapping(raw, path)
+        if conn is not None:  # a reference to a shared catalog: merged in (model.library)
+            conn = resolve(conn, path, binding.owner, library, c)
         if conn is None:
             continue
-        c.fields(conn, path, {"name", "properties", "storage"})
+        c.fields(conn, path, {"name", "properties", "storage", "shared"})
         name = _connector_name(conn.get("name"), path, c)
         if name is not None:
             _check_unique(name, i, seen, path, c)

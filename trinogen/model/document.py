@@ -20,6 +20,7 @@ from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
+from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
 from trinogen.model.roles import Sizing, check_memory, cluster_config
@@ -83,8 +84,9 @@ def claimed_cluster_id(raw: RawDocument) -> str | None:
     return None if label.startswith("_id=") else label
 
 
-def classify(raw: RawDocument, settings: Settings) -> Outcome:
-    """Validate one document (defaults and profile merged underneath it)."""
+def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY) -> Outcome:
+    """Validate one document (defaults and profile merged underneath it); `library` holds the
+    shared catalogs its connectors may reference."""
     label = document_label(raw)
     cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
     refused = _refused(raw, label, cid)
@@ -93,7 +95,7 @@ def classify(raw: RawDocument, settings: Settings) -> Outcome:
     if raw.body.get("enabled") is False:
         return Disabled(raw.doc_id, cid)
     c = Checker(label, settings.validation.unknown_fields)
-    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c)
+    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
     if c.problems or cluster is None:
         if not c.problems:  # pragma: no cover - _cluster returns None only with problems
             c.error("", "invalid document")
@@ -119,14 +121,15 @@ def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
     return None
 
 
-def classify_all(raws: Iterable[RawDocument], settings: Settings) -> list[Outcome]:
+def classify_all(raws: Iterable[RawDocument], settings: Settings,
+                 library: Library = NO_LIBRARY) -> list[Outcome]:
     """Classify every document, then fail every document whose clusterId another one also claims.
 
     Two enabled documents with the same clusterId are an error for both, never a silent pick; a
     disabled document sharing the id of an enabled one does not count.
     """
     raws = list(raws)
-    outcomes = [classify(raw, settings) for raw in raws]
+    outcomes = [classify(raw, settings, library) for raw in raws]
     for cid, idxs in enabled_claims(raws).items():
         if len(idxs) < 2:
             continue
@@ -167,7 +170,8 @@ def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[
     return deep_merge(merged, body)
 
 
-def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Cluster | None:
+def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
+             library: Library = NO_LIBRARY) -> Cluster | None:
     c.fields(d, "", TOP_FIELDS)
     cluster_id = _cluster_id(d.get("clusterId"), c)
     owner = c.string(
@@ -184,7 +188,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker) -> Clus
     props = properties(d.get("properties"), "properties", c, required=False, bind=bind)
     sizing = cluster_config(cc, props, trino, c, bind)
     destination = _destination(d.get("destination"), s, c)
-    found = connectors(d.get("connectors"), binding, trino, c)
+    found = connectors(d.get("connectors"), binding, trino, c, library)
     server = server_properties(props, trino, c)
     ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
                          s.options("storage"), Identity(cluster_id, owner), c)

@@ -20,6 +20,8 @@ class MongoSettings:
     collection: str = "trino_clusters"
     status_collection: str = "trino_cluster_status"
     state_collection: str = "trinogen_state"
+    # The catalog library: shared catalogs that cluster documents reference by name.
+    catalog_collection: str = "trino_catalogs"
     # With uri mongomock://: every *.json file here (Extended JSON) seeds the in-process database.
     seed_dir: str | None = None
     batch_size: int = 1000

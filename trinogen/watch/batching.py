@@ -16,13 +16,17 @@ class Batch:
     started: float  # monotonic time of the first event
     last: float  # monotonic time of the latest event
     doc_ids: set[str] = field(default_factory=set)
+    # Changed documents of the catalog library: their users are found by a full sync (a delete
+    # event names only the _id, and a profile may reference a catalog too).
+    catalog_ids: set[str] = field(default_factory=set)
     events: int = 0
     operations: Counter[str] = field(default_factory=Counter)
     oldest_event_at: datetime | None = None  # server time of the first event
     newest_event_at: datetime | None = None
 
-    def add(self, doc_id: str, operation: str, now: float, event_at: datetime | None) -> None:
-        self.doc_ids.add(doc_id)
+    def add(self, doc_id: str, operation: str, now: float, event_at: datetime | None, *,
+            library: bool = False) -> None:
+        (self.catalog_ids if library else self.doc_ids).add(doc_id)
         self.events += 1
         self.operations[operation] += 1
         self.last = now
@@ -35,7 +39,7 @@ class Batch:
 
     def due(self, now: float, w: WatchSettings) -> str | None:
         """Why the batch should be synced now, or None to keep collecting."""
-        if len(self.doc_ids) >= w.max_batch:
+        if len(self.doc_ids) + len(self.catalog_ids) >= w.max_batch:
             return "max_batch"
         if now - self.started >= w.max_wait_seconds:
             return "max_wait"

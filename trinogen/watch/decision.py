@@ -24,7 +24,11 @@ class Work:
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
-        return tuple(sorted(self.batch.doc_ids)) if self.batch else ()
+        """The documents to sync; none (a full sync) when a shared catalog changed: its users
+        are every cluster that references it, which only a full read can tell."""
+        if self.batch is None or self.batch.catalog_ids:
+            return ()
+        return tuple(sorted(self.batch.doc_ids))
 
 
 @dataclass(frozen=True)

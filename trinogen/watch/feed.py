@@ -7,7 +7,7 @@ is what it cannot handle: a position the server no longer accepts, or a failure 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +24,17 @@ STREAM_END_EVENTS = ("invalidate", "drop", "rename", "dropDatabase")
 PIPELINE: list[dict[str, Any]] = [
     {"$match": {"operationType": {"$in": [*DOCUMENT_EVENTS, *STREAM_END_EVENTS]}}}
 ]
+# Events of a whole database that carry no collection, yet end a database's stream.
+DATABASE_END_EVENTS = ("invalidate", "dropDatabase")
+
+
+def watched_pipeline(collections: Iterable[str]) -> list[dict[str, Any]]:
+    """PIPELINE for a stream on the database, filtered by the server to `collections`: the
+    status and state collections next to them never wake the watcher (no feedback loop)."""
+    match = dict(PIPELINE[0]["$match"])
+    match["$or"] = [{"ns.coll": {"$in": sorted(set(collections))}},
+                    {"operationType": {"$in": list(DATABASE_END_EVENTS)}}]
+    return [{"$match": match}]
 # Server errors meaning "this resume token is no longer usable": resuming cannot work.
 TOKEN_LOST_CODES = {
     286: "ChangeStreamHistoryLost",
@@ -45,6 +56,7 @@ class Changed:
     doc_id: str  # canonical Extended JSON of the _id (trinogen.source.doc_key)
     operation: str
     at: datetime | None  # server time of the change
+    library: bool = False  # a document of the catalog library, not a cluster document
 
 
 @dataclass(frozen=True)
@@ -118,8 +130,10 @@ def event_time(event: Mapping[str, Any]) -> datetime | None:
     return None
 
 
-def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
-    """A typed event from one raw change document (None: nothing within max_await_ms)."""
+def to_event(raw: Mapping[str, Any] | None, alive: bool = True,
+             library: str | None = None) -> Event:
+    """A typed event from one raw change document (None: nothing within max_await_ms);
+    `library` names the catalog collection, whose changes are marked as such."""
     if raw is None:
         return Quiet(open=alive)
     operation = str(raw.get("operationType"))
@@ -128,7 +142,10 @@ def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
     key = raw.get("documentKey")
     if operation not in DOCUMENT_EVENTS or not isinstance(key, Mapping) or "_id" not in key:
         return Ignored(operation)
-    return Changed(doc_key(key["_id"]), operation, event_time(raw))
+    ns = raw.get("ns")
+    coll = ns.get("coll") if isinstance(ns, Mapping) else None
+    return Changed(doc_key(key["_id"]), operation, event_time(raw),
+                   library=library is not None and coll == library)
 
 
 # --- the adapter --------------------------------------------------------------------------------
@@ -137,8 +154,9 @@ def to_event(raw: Mapping[str, Any] | None, alive: bool = True) -> Event:
 class ChangeStream:
     """One open pymongo change stream; `next()` makes at most one getMore."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, library: str | None = None) -> None:
         self._stream = stream
+        self._library = library
 
     @property
     def position(self) -> StreamPosition | None:
@@ -155,7 +173,7 @@ class ChangeStream:
             raise FeedFailed(_describe(e)) from e
         except PyMongoError as e:
             raise FeedFailed(_describe(e)) from e
-        return to_event(raw, alive=bool(self._stream.alive))
+        return to_event(raw, alive=bool(self._stream.alive), library=self._library)
 
     def close(self) -> None:
         with suppress(Exception):  # closing a broken stream may fail again: nothing to do
@@ -163,11 +181,18 @@ class ChangeStream:
 
 
 class ChangeFeed:
-    """Opens change streams on one collection (`full_document="updateLookup"`)."""
+    """Opens change streams (`full_document="updateLookup"`) on one collection, or on its
+    database filtered to the cluster and catalog collections (`watched_pipeline`)."""
 
-    def __init__(self, collection: Any, max_await_ms: int) -> None:
-        self.collection = collection
+    def __init__(self, collection: Any, max_await_ms: int, *,
+                 pipeline: list[dict[str, Any]] | None = None,
+                 library: str | None = None, probe: Any = None) -> None:
+        self.collection = collection  # anything with pymongo's watch(): a collection, a database
         self.max_await_ms = max_await_ms  # settings keep it within 1..1000 ms
+        self.pipeline = pipeline if pipeline is not None else PIPELINE
+        self.library = library  # the catalog collection's name
+        # With a stream on the database: the cluster collection, to tell why a refusal happened
+        self.probe = probe
 
     def open(self, after: StreamPosition | None) -> ChangeStream:
         """A stream from `after`, or from now; PositionRejected when the server refuses `after`."""
@@ -175,15 +200,24 @@ class ChangeFeed:
 
         try:
             stream = self.collection.watch(
-                PIPELINE, full_document="updateLookup",
+                self.pipeline, full_document="updateLookup",
                 resume_after=after.document() if after is not None else None,
                 max_await_time_ms=self.max_await_ms,
             )
         except OperationFailure as e:
-            if unsupported(e.code, str(e)):
+            why = _describe(e) if unsupported(e.code, str(e)) else None
+            if why is None and after is None:
+                why, works = self._probe()
+                if works:
+                    raise FeedFailed(
+                        f"{_describe(e)}; a change stream on the cluster collection opens, one "
+                        "on its database does not: the watcher follows the cluster and catalog "
+                        "collections with one stream on the database, so its MongoDB user needs "
+                        "find and changeStream on the database") from e
+            if why is not None:
                 raise ChangeStreamsUnsupported(
                     f"trinogen watch needs MongoDB change streams, which need a replica set (or "
-                    f"a sharded cluster); this server has none ({_describe(e)}). Run trinogen "
+                    f"a sharded cluster); this server has none ({why}). Run trinogen "
                     "sync on a schedule instead, or convert the server to a replica set"
                 ) from e
             # The server answered, and refused: with a position, the position may be the cause
@@ -191,4 +225,23 @@ class ChangeFeed:
             raise (PositionRejected if after is not None else FeedFailed)(_describe(e)) from e
         except PyMongoError as e:
             raise FeedFailed(_describe(e)) from e
-        return ChangeStream(stream)
+        return ChangeStream(stream, self.library)
+
+    def _probe(self) -> tuple[str | None, bool]:
+        """After the database refused a stream: open one on the cluster collection alone.
+
+        Returns why the server has no change streams at all (FerretDB cannot even parse a
+        database-level aggregate, answering FailedToParse, but answers NotImplemented here), and
+        whether that stream opened (then the database stream is what is refused).
+        """
+        from pymongo.errors import OperationFailure, PyMongoError
+
+        if self.probe is None:
+            return None, False
+        try:
+            self.probe.watch(PIPELINE, max_await_time_ms=self.max_await_ms).close()
+        except OperationFailure as e:
+            return (_describe(e) if unsupported(e.code, str(e)) else None), False
+        except PyMongoError:
+            return None, False
+        return None, True

@@ -258,7 +258,7 @@ class Watcher:
             self.metrics.event(event.operation)
             if self.batch is None:
                 self.batch = Batch(started=now, last=now)
-            self.batch.add(event.doc_id, event.operation, now, event.at or self.wall())
+            self.batch.add(event.doc_id, event.operation, now, event.at or self.wall(), library=event.library)
 
     def _position_lost(self, why: str) -> None:
         """History lost, token rejected or stream invalidated: new stream from now, full sync."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError
 from trinogen.settings import Settings
-from trinogen.watch.feed import ChangeFeed
+from trinogen.watch.feed import ChangeFeed, watched_pipeline
 from trinogen.watch.health import HealthServer
 from trinogen.watch.lease import Lease, WallClock, utcnow
 from trinogen.watch.loop import Watcher
@@ -32,10 +32,12 @@ def require_change_streams(settings: Settings) -> None:
 def compose(settings: Settings, source: Any, stream_collection: Any, repo: Any, *,
             reader_factory: Callable[[], Any] | None = None, wall: WallClock = utcnow,
             **loop: Any) -> Watcher:
-    """A Watcher over `source` (documents, status, state) and `stream_collection` (the stream).
+    """A Watcher over `source` (documents, status, state) and the database of
+    `stream_collection` (one stream for the cluster and the catalog collections).
 
     In production both come from one client (`source.collection`); `loop` passes test knobs
-    (clock, sleep, poll_seconds, metrics) to the Watcher.
+    (clock, sleep, poll_seconds, metrics) to the Watcher. One stream on the database rather than
+    one per collection: one resume token covers both, saved after each push as before.
     """
     from trinogen.pipeline import require_repo_url
 
@@ -43,7 +45,10 @@ def compose(settings: Settings, source: Any, stream_collection: Any, repo: Any, 
     w, m = settings.watch, settings.mongodb
     lease = Lease(source.state, f"watch:{m.database}.{m.collection}", w.lease_seconds, wall=wall)
     return Watcher(
-        w, lease=lease, feed=ChangeFeed(stream_collection, w.max_await_ms),
+        w, lease=lease, feed=ChangeFeed(
+            stream_collection.database, w.max_await_ms, library=m.catalog_collection,
+            pipeline=watched_pipeline([stream_collection.name, m.catalog_collection]),
+            probe=stream_collection),
         syncer=pipeline_syncer(settings, source, repo, reader_factory),
         where=f"{m.database}.{m.collection}", wall=wall,
         stale_after=max(60.0, 2 * w.lease_seconds, settings.git.timeout), **loop,

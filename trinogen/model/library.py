@@ -1,0 +1,266 @@
+"""The catalog library: shared catalogs from their own collection, referenced by name from a
+cluster's `connectors`, with per-cluster overrides of single properties. Pure.
+
+A catalog document is `{_id, name, owner, properties: {...}, shareWith?: [owner | "*"]}`. A
+cluster document uses one with `{"name": "hive", "shared": "lake-hive", "properties": {...}}`:
+the entry's properties override the catalog's one by one, `null` removes one. The merged result
+is then judged exactly like a catalog written in the document (`connectors.catalog_properties`,
+against the cluster's Trino version), and its placeholders are bound with the USING cluster's
+secret scope: a shared catalog grants no secret its user could not name itself.
+
+Who may use a catalog: its owner, an owner listed in `shareWith`, or everyone with `"*"`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from trinogen.errors import Problem
+from trinogen.model.checker import MAPS, Checker, field_path, show, type_name
+from trinogen.model.rules import (
+    CONNECTOR_NAME,
+    LABEL_VALUE,
+    MAX_CONNECTOR_NAME,
+    METADATA_FIELDS,
+    PROPERTY_KEY,
+)
+from trinogen.model.types import Failed, RawDocument
+
+SHARE_ALL = "*"
+CATALOG_FIELDS = frozenset({"name", "owner", "properties", "shareWith"}) | METADATA_FIELDS
+MAX_SHARES = 1000
+# A Failed of a catalog document is recorded under this prefix: its _id lives in another
+# collection and must never be mistaken for a cluster document's _id (whose files it would keep).
+CATALOG_DOC = "catalog:"
+
+
+@dataclass(frozen=True)
+class SharedCatalog:
+    """One valid catalog of the library."""
+
+    doc_id: str
+    name: str
+    owner: str
+    properties: Mapping[str, str]
+    share_with: frozenset[str] = frozenset()
+
+    def may_use(self, owner: str) -> bool:
+        return owner == self.owner or SHARE_ALL in self.share_with or owner in self.share_with
+
+
+@dataclass(frozen=True)
+class Library:
+    """The catalogs read in one run, by name; the names that cannot be used, and why."""
+
+    catalogs: Mapping[str, SharedCatalog] = field(default_factory=dict)
+    broken: Mapping[str, str] = field(default_factory=dict)  # name -> why it cannot be used
+    failed: tuple[Failed, ...] = ()  # each invalid catalog document, reported once
+    # name -> the documents claiming it, as stored: what a cluster's render-cache key covers
+    sources: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    collection: str = "trino_catalogs"
+
+    def why_unusable(self, name: str) -> str:
+        """The message for a reference to a name that is not a valid catalog."""
+        if name in self.broken:
+            return f"shared catalog {show(name)} {self.broken[name]}"
+        return (f"shared catalog {show(name)} does not exist in {self.collection} (deleted or "
+                "renamed?); restore it or remove the reference")
+
+
+NO_LIBRARY = Library()
+
+
+# --- reading the catalog documents ------------------------------------------------------------
+
+
+def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
+                  collection: str = "trino_catalogs") -> Library:
+    """Every catalog document judged on its own; a name claimed twice is unusable for both."""
+    found: dict[str, list[SharedCatalog]] = {}
+    failed: list[Failed] = []
+    broken: dict[str, str] = {}
+    sources: dict[str, list[Mapping[str, Any]]] = {}
+    claims: dict[str, list[str]] = {}  # name -> _ids of every document claiming it
+    for raw in raws:
+        name = _claimed_name(raw)
+        if name is not None:
+            sources.setdefault(name, []).append(raw.body)
+            claims.setdefault(name, []).append(raw.doc_id)
+        catalog, problems = _catalog(raw, name, unknown_fields)
+        if catalog is not None:
+            found.setdefault(catalog.name, []).append(catalog)
+            continue
+        failed.append(Failed(CATALOG_DOC + raw.doc_id, None, problems, "catalog"))
+        if name is not None:
+            broken[name] = (f"is invalid (its document _id={raw.doc_id} in {collection} is "
+                            "reported on its own); fix the catalog")
+    catalogs: dict[str, SharedCatalog] = {}
+    for name, same in found.items():
+        if len(claims[name]) > 1:
+            ids = ", ".join(sorted(claims[name]))
+            broken[name] = (f"is claimed by more than one document in {collection} ({ids}); "
+                            "give each catalog its own name")
+            failed.extend(Failed(CATALOG_DOC + c.doc_id, None, (Problem(
+                f"catalog {name}", "name", f"{show(name)} is used by more than one catalog "
+                f"document ({ids}); make it unique"),), "catalog") for c in same)
+        else:
+            catalogs[name] = same[0]
+    return Library(MappingProxyType(catalogs), MappingProxyType(broken), tuple(failed),
+                   MappingProxyType({k: tuple(v) for k, v in sources.items()}), collection)
+
+
+def _claimed_name(raw: RawDocument) -> str | None:
+    name = raw.body.get("name") if isinstance(raw.body, MAPS) else None
+    return name if type(name) is str and CONNECTOR_NAME.fullmatch(name) else None
+
+
+def _catalog(raw: RawDocument, name: str | None,
+             unknown_fields: str) -> tuple[SharedCatalog | None, tuple[Problem, ...]]:
+    label = f"catalog {name}" if name else f"catalog _id={raw.doc_id}"
+    c = Checker(label, unknown_fields)
+    if raw.unreadable:
+        c.error("", raw.unreadable)
+        return None, tuple(c.problems)
+    if not isinstance(raw.body, MAPS):
+        c.error("", "the catalog document is not an object")
+        return None, tuple(c.problems)
+    d = raw.body
+    c.fields(d, "", CATALOG_FIELDS)
+    checked_name = c.string(d.get("name"), "name", pattern=CONNECTOR_NAME,
+                            max_len=MAX_CONNECTOR_NAME,
+                            rule="use letters, digits, '-', '_' and '.' (documents use it in "
+                            "connectors[].shared)")
+    owner = c.string(d.get("owner"), "owner", pattern=LABEL_VALUE, max_len=63,
+                     rule="an owner as cluster documents write it (a Kubernetes label value)")
+    props = _properties(d.get("properties"), c)
+    shares = _shares(d.get("shareWith"), c)
+    if c.problems or checked_name is None or owner is None or props is None or shares is None:
+        return None, tuple(c.problems)
+    return SharedCatalog(raw.doc_id, checked_name, owner, MappingProxyType(props), shares), ()
+
+
+def _properties(value: Any, c: Checker) -> dict[str, str] | None:
+    """The catalog's properties as text; each is judged again by every cluster using it."""
+    props = c.mapping(value, "properties")
+    if props is None:
+        return None
+    if "connector.name" not in props:
+        c.error("properties", "needs \"connector.name\" (e.g. \"hive\", \"postgresql\")")
+    out: dict[str, str] = {}
+    for key, raw_value in props.items():
+        kpath = field_path("properties", key)
+        if not PROPERTY_KEY.fullmatch(key) or len(key) > 256:
+            c.error(kpath, "property names may not be empty or contain spaces or control characters")
+            continue
+        text = c.string(raw_value, kpath)
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def _shares(value: Any, c: Checker) -> frozenset[str] | None:
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list):
+        c.error("shareWith", f"must be a list of owners (or \"*\"), not {type_name(value)}")
+        return None
+    if len(value) > MAX_SHARES:
+        c.error("shareWith", f"has {len(value)} entries; at most {MAX_SHARES} (use \"*\" to "
+                "share with every owner)")
+        return None
+    out = set()
+    for i, item in enumerate(value):
+        if item == SHARE_ALL:
+            out.add(SHARE_ALL)
+            continue
+        owner = c.string(item, f"shareWith[{i}]", pattern=LABEL_VALUE, max_len=63,
+                         rule="an owner as cluster documents write it, or \"*\" for every owner")
+        if owner is not None:
+            out.add(owner)
+    return frozenset(out)
+
+
+# --- references from cluster documents --------------------------------------------------------
+
+
+def references(body: Any, defaults: Mapping[str, Any],
+               profiles: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
+    """The shared catalog names a document may use: in its own `connectors`, its profile's and
+    the defaults' (lists replace when merged, so this may name more than are used: the render
+    cache only needs a superset)."""
+    if not isinstance(body, MAPS):
+        return frozenset()
+    layers: list[Any] = [body.get("connectors"), defaults.get("connectors")]
+    profile = body.get("profile")
+    if type(profile) is str and isinstance(profiles.get(profile), MAPS):
+        layers.append(profiles[profile].get("connectors"))
+    names: set[str] = set()
+    for layer in layers:
+        if isinstance(layer, list):
+            names.update(e["shared"] for e in layer
+                         if isinstance(e, MAPS) and type(e.get("shared")) is str)
+    return frozenset(names)
+
+
+def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Library,
+            c: Checker) -> Mapping[str, Any] | None:
+    """A connector entry with the shared catalog it names merged in (`{name, properties}`), or
+    the entry itself when it names none; None when the reference cannot be used (reported)."""
+    if "shared" not in conn:
+        return conn
+    c.fields(conn, path, {"name", "shared", "properties"})
+    ref = c.string(conn.get("shared"), f"{path}.shared", pattern=CONNECTOR_NAME,
+                   max_len=MAX_CONNECTOR_NAME, rule="name a catalog of the library")
+    overrides = c.mapping(conn.get("properties"), f"{path}.properties", required=False)
+    if ref is None or (overrides is None and conn.get("properties") is not None):
+        return None
+    catalog = library.catalogs.get(ref)
+    if catalog is None:
+        c.error(f"{path}.shared", f"{library.why_unusable(ref)}; the cluster keeps its files "
+                "as they are until then")
+        return None
+    if owner is None:
+        return None  # the owner is invalid (reported already): who may use it is unknown
+    if not catalog.may_use(owner):
+        c.error(f"{path}.shared", f"shared catalog {show(ref)} belongs to owner "
+                f"{show(catalog.owner)} and is not shared with owner {show(owner)}: ask its "
+                f"owner to add {show(owner)} to its shareWith")
+        return None
+    name = conn.get("name", ref)
+    where = f"connectors[{json.dumps(name)}]" if type(name) is str else path
+    merged = merge_overrides(catalog.properties, overrides or {}, where, c)
+    return None if merged is None else {"name": name, "properties": merged}
+
+
+def merge_overrides(base: Mapping[str, str], overrides: Mapping[str, Any], path: str,
+                    c: Checker) -> dict[str, Any] | None:
+    """The shared properties with the cluster's overrides: a value replaces or adds one, null
+    removes one; connector.name stays the catalog's. None when an override is refused."""
+    out: dict[str, Any] = dict(base)
+    ok = True
+    for key, value in overrides.items():
+        kpath = field_path(path, "properties", key)
+        if key == "connector.name":
+            c.error(kpath, "the connector of a shared catalog cannot be overridden; write an "
+                    "own catalog for another connector")
+            ok = False
+        elif value is None:
+            if key not in out:
+                c.error(kpath, f"null removes a property of the shared catalog, which has no "
+                        f"{show(key)}; remove this override")
+                ok = False
+            else:
+                del out[key]
+        else:
+            out[key] = value  # judged with the rest by connectors.catalog_properties
+    return out if ok else None
+
+
+def needs_library(raws: Sequence[RawDocument], defaults: Mapping[str, Any],
+                  profiles: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether any document may use the library: only then is its collection read."""
+    return any(references(r.body, defaults, profiles) for r in raws)

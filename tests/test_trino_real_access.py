@@ -257,10 +257,25 @@ def opa_port(fake_opa: int, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     node.start(dist)
     try:
         node.wait_started(BOOT_TIMEOUT)
+        _wait_schedulable(port)
         yield port
     finally:
         node.stop(timeout=BOOT_TIMEOUT)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_schedulable(port: int) -> None:
+    """Until the lone coordinator has announced itself as a node: "started" comes a moment
+    before it can schedule a query (NO_NODES_AVAILABLE on a loaded machine)."""
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    while True:
+        try:
+            _query(port, "bob", "SELECT count(*) FROM tpch.tiny.nation")
+            return
+        except trino.exceptions.TrinoQueryError as e:
+            if e.error_name != "NO_NODES_AVAILABLE" or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def test_opa_decides_what_a_user_sees_and_queries(opa_port: int) -> None:

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,3 +97,72 @@ def test_an_ingress_is_judged_with_the_authentication(
     else:
         ((path, message),) = messages
         assert path == "ingress" and warning in message
+
+
+# --- the catalog library with storage options -----------------------------------------------
+
+LAKE = {"_id": "cat-lake", "name": "lake", "owner": "data_platform", "shareWith": "*",
+        "properties": {"connector.name": "hive", "hive.metastore.uri": "thrift://hms.data:9083"}}
+LAKE_S3 = {**LAKE, "_id": "cat-lake-s3", "name": "lake-s3",
+           "properties": {**LAKE["properties"], "fs.native-s3.enabled": "true",
+                          "s3.region": "eu-west-1"}}
+
+
+def _with_library(doc: dict[str, Any], settings: Settings, *catalogs: dict[str, Any]
+                  ) -> Cluster | Failed:
+    from trinogen.model.library import parse_library
+
+    library = parse_library([RawDocument(doc_key(c["_id"]), c) for c in catalogs])
+    assert library.failed == (), library.failed
+    outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings, library)
+    assert isinstance(outcome, (Cluster, Failed))
+    return outcome
+
+
+def test_a_shared_catalog_takes_the_using_clusters_storage_option(settings: Settings) -> None:
+    """A reference may pick a storage option: the shared metastore gets that store's file
+    system, with the Vault keys bound for the using cluster (the settings text names them)."""
+    ref = {"name": "hive", "shared": "lake", "storage": "lake-minio"}
+    outcome = _with_library(_doc(connectors=[ref]), settings, LAKE)
+    assert isinstance(outcome, Cluster), outcome
+    (hive,) = outcome.connectors
+    props = {k: "".join(seg if isinstance(seg, str) else f"<{seg.ref}>" for seg in v)
+             for k, v in hive.properties}
+    assert props["hive.metastore.uri"] == "thrift://hms.data:9083"
+    assert props["fs.native-s3.enabled"] == "true"
+    assert props["s3.endpoint"] == "http://minio.data:9000"
+    assert props["s3.region"] == "us-east-1"
+    assert props["s3.aws-access-key"] == "<secret/platform/rules/s3#access_key>"
+
+
+@pytest.mark.parametrize(("overrides", "refused"), [
+    ({}, ["fs.native-s3.enabled", "s3.region"]),  # the catalog sets S3 itself: two places
+    ({"s3.region": None}, ["fs.native-s3.enabled"]),
+    ({"fs.native-s3.enabled": None, "s3.region": None}, []),  # the cluster hands S3 over
+])
+def test_a_storage_pick_on_a_shared_catalog_keeps_one_place(
+        settings: Settings, overrides: dict[str, Any], refused: list[str]) -> None:
+    """A shared catalog that configures S3 itself cannot also get a store, unless the
+    reference removes the catalog's own S3 lines."""
+    ref = {"name": "hive", "shared": "lake-s3", "storage": "lake-minio", "properties": overrides}
+    outcome = _with_library(_doc(connectors=[ref]), settings, LAKE_S3)
+    if not refused:
+        assert isinstance(outcome, Cluster), outcome
+        return
+    assert isinstance(outcome, Failed)
+    assert [p.field for p in outcome.problems] == [
+        f'connectors["hive"].properties["{key}"]' for key in refused]
+    assert all("storage option \"lake-minio\"" in p.message for p in outcome.problems)
+
+
+@pytest.mark.parametrize(("share_with", "owner", "usable"), [
+    ("*", "anyone", True), (["*"], "anyone", True), (["qa_team"], "anyone", False),
+    (["qa_team"], "qa_team", True),
+])
+def test_share_with_accepts_a_star_alone(settings: Settings, share_with: Any, owner: str,
+                                         usable: bool) -> None:
+    """shareWith is a list of owners or "*" alone (README's table offers both)."""
+    catalog = {**LAKE, "shareWith": share_with}
+    doc = {**_doc(connectors=[{"name": "hive", "shared": "lake"}]), "owner": owner}
+    outcome = _with_library(doc, settings, catalog)
+    assert isinstance(outcome, Cluster) is usable, outcome

@@ -59,6 +59,11 @@ def _store(bao: OpenBao, values: dict[tuple[str, str], str]) -> list[str]:
     return forms
 
 
+def _values_in(leaks: list[str], prefix: str) -> str:
+    (value,) = {v for v in leaks if v.startswith(prefix)}
+    return value
+
+
 class Cli:
     """The real command line, one subprocess per command, on a settings file of its own."""
 
@@ -132,3 +137,27 @@ def test_no_secret_value_reaches_git_output_or_logs(tmp_path: Path, bao: OpenBao
                     if leak in text})
     assert found == []
 
+
+
+def test_inline_mode_outputs_mask_every_features_values(tmp_path: Path, bao: OpenBao) -> None:
+    """With secrets.mode inline (both opt-ins) the values go to git by design, but no output
+    shows one: a rotation's --dry-run diff (text and JSON) and the DEBUG logs mask old and new
+    values of every feature (catalogs, server properties, exchange, authentication, files)."""
+    leaks = _store(bao, _values(1))
+    cli = Cli(tmp_path, bao)
+    cli.config.write_text(cli.config.read_text().replace(
+        "secrets: {check: true}", "secrets: {check: true, mode: inline, allow_inline: true}"))
+    cli.run("sync", "--allow-inline-secrets")
+    leaks += _store(bao, _values(2))
+    diff = cli.run("sync", "--dry-run", "--allow-inline-secrets")
+    cli.run("sync", "--dry-run", "--allow-inline-secrets", "-o", "json")
+    assert "secrets-checksum" in diff  # masked lines compare equal: the checksum shows it
+    cli.run("sync", "--allow-inline-secrets")
+    lake = git("--git-dir", str(cli.remote), "show", f"main:trino-clusters/{CID}/catalog/lake.properties")
+    values = git("--git-dir", str(cli.remote), "show", f"main:trino-clusters/{CID}/values.yaml")
+    # inline means inline: the rotated values are in git (catalog and exchange alike)
+    rotated = _values_in(leaks, "V2-s3-access")
+    assert rotated in lake and rotated in values
+    found = sorted({(i, leak[:12]) for i, text in enumerate(cli.outputs) for leak in leaks
+                    if leak in text})
+    assert found == []

@@ -166,3 +166,19 @@ def test_share_with_accepts_a_star_alone(settings: Settings, share_with: Any, ow
     doc = {**_doc(connectors=[{"name": "hive", "shared": "lake"}]), "owner": owner}
     outcome = _with_library(doc, settings, catalog)
     assert isinstance(outcome, Cluster) is usable, outcome
+
+
+@pytest.mark.parametrize("role", ["coordinator", "worker"])
+@pytest.mark.parametrize("with_ft", [False, True])
+def test_retry_policy_task_cannot_be_set_per_role(settings: Settings, role: str,
+                                                  with_ft: bool) -> None:
+    """clusterConfig.<role>.properties.retry-policy TASK is refused with or without
+    faultTolerance (without: no exchange manager; with: the policy would be written twice)."""
+    body: dict[str, Any] = {"clusterConfig": {role: {"properties": {"retry-policy": "TASK"}}}}
+    if with_ft:
+        body["faultTolerance"] = {"retryPolicy": "TASK", "exchange": "spool"}
+    outcome = _classify(_doc(**body), settings)
+    assert isinstance(outcome, Failed)
+    (problem,) = outcome.problems
+    assert problem.field == f"clusterConfig.{role}.properties.retry-policy"
+    assert "faultTolerance" in problem.message

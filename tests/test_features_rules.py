@@ -182,3 +182,17 @@ def test_retry_policy_task_cannot_be_set_per_role(settings: Settings, role: str,
     (problem,) = outcome.problems
     assert problem.field == f"clusterConfig.{role}.properties.retry-policy"
     assert "faultTolerance" in problem.message
+
+
+@pytest.mark.parametrize(("field", "kind"), [
+    ("ingress", "an ingress"), ("authentication", "an authentication"), ("disruption", "a disruption"),
+    ("serviceAccount", "a service_accounts"),
+])
+def test_an_unknown_option_name_is_refused_in_plain_english(settings: Settings, field: str,
+                                                            kind: str) -> None:
+    """The message names the kind with the right article and lists the options there are."""
+    outcome = _classify(_doc(**{field: "nowhere"}), settings)
+    assert isinstance(outcome, Failed)
+    (problem,) = outcome.problems
+    assert problem.field == field
+    assert f'"nowhere" is not {kind} option of these settings' in problem.message

@@ -81,11 +81,10 @@ def _is_helm_test(o: Mapping[str, Any]) -> bool:
     return ((o.get("metadata") or {}).get("annotations") or {}).get("helm.sh/hook") == "test"
 
 
-@pytest.fixture(scope="module")
-def sink(tmp_path_factory: pytest.TempPathFactory) -> Sink:
-    settings = settings_of(tmp_path_factory.mktemp("sink"))
+def build(tmp: Path, doc: dict[str, Any]) -> Sink:
+    """The kitchen-sink settings and library, `doc` through trinogen and the real chart."""
+    settings = settings_of(tmp)
     library = parse_library([RawDocument(doc_key(d["_id"]), d) for d in kitchen_sink.catalogs()])
-    doc = kitchen_sink.document()
     cluster = classify(RawDocument(doc_key(doc["_id"]), doc), settings, library)
     assert isinstance(cluster, Cluster), cluster
     assert cluster.warnings == (), cluster.warnings
@@ -96,6 +95,11 @@ def sink(tmp_path_factory: pytest.TempPathFactory) -> Sink:
     own = [yaml.safe_load(raw) for path, raw in sorted(files.items())
            if "/manifests/" in path or "/secrets/" in path]
     return Sink(files, [o for o in objects if "kind" in o and not _is_helm_test(o)], own)
+
+
+@pytest.fixture(scope="module")
+def sink(tmp_path_factory: pytest.TempPathFactory) -> Sink:
+    return build(tmp_path_factory.mktemp("sink"), kitchen_sink.document())
 
 
 def test_the_kitchen_sink_uses_every_feature(sink: Sink) -> None:
@@ -257,3 +261,18 @@ def test_the_service_monitors_select_services_with_the_exporter_port(sink: Sink)
         for endpoint in sm["spec"]["endpoints"]:
             for s in services:
                 assert endpoint["port"] in {p.get("name") for p in s["spec"]["ports"]}
+
+
+def test_stopping_the_kitchen_sink_keeps_the_rest_valid(tmp_path: Path) -> None:
+    """`stopped: true` on top of every option: no worker Deployment, the coordinator still passes
+    `restricted`, every core object still validates, and the files, PDBs and ExternalSecrets
+    stay (a stopped cluster starts again as written)."""
+    kv = pytest.importorskip("kubernetes_validate")
+    stopped = build(tmp_path, {**kitchen_sink.document(), "stopped": True})
+    roles = [d["metadata"]["labels"]["app.kubernetes.io/component"] for d in stopped.of("Deployment")]
+    assert roles == ["coordinator"]
+    assert pod_security.violations(stopped.deployment("coordinator")["spec"]["template"]) == []
+    for o in stopped.chart_objects + stopped.own_objects:
+        if o["apiVersion"].startswith(("v1", "apps/", "policy/", "networking.k8s.io/")):
+            kv.validate(o, K8S_VERSION, strict=True)
+    assert len(stopped.of("PodDisruptionBudget")) == 2 and len(stopped.of("ExternalSecret")) == 5

@@ -136,7 +136,7 @@ def test_an_azure_key_exchange_needs_the_account() -> None:
     ({"retryPolicy": "NONE", "exchange": "eu"}, {}, "faultTolerance.retryPolicy",
      "leave faultTolerance out"),
     ({"retryPolicy": "TASK", "exchange": "us"}, {}, "faultTolerance.exchange",
-     "is not a exchange option"),
+     "is not an exchange option"),
     ({"retryPolicy": "TASK", "exchange": "eu", "attempts": 3}, {}, "faultTolerance.attempts",
      "unknown field"),
     ({"retryPolicy": "TASK", "exchange": "eu"}, {"retry-policy": "TASK"},

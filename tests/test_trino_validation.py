@@ -37,7 +37,7 @@ def document(**body: Any) -> dict[str, Any]:
 VALID = document(
     properties={
         "query": {"max-memory": "40GB", "max-execution-time": "4h"},
-        "retry-policy": "TASK",
+        "retry-policy": "QUERY",  # TASK by hand is refused: it needs faultTolerance
         "spill-enabled": "false",
         "join-distribution-type": "AUTOMATIC",
         "exchange": {"compression-codec": "LZ4"},
@@ -233,11 +233,11 @@ def test_an_unchecked_connector_is_a_platform_plugin() -> None:
 
 
 def test_a_string_is_one_whole_property_and_a_mapping_a_section() -> None:
-    """{"retry-policy": "TASK"} is the line retry-policy=TASK; sections keep joining with '.'."""
+    """{"retry-policy": "QUERY"} is the line retry-policy=QUERY; sections keep joining with '.'."""
     outcome = classify_doc(VALID)
     assert isinstance(outcome, Cluster)
     lines = dict(outcome.config_properties)
-    assert lines["retry-policy"] == "TASK"
+    assert lines["retry-policy"] == "QUERY"
     assert lines["exchange.compression-codec"] == "LZ4"
 
 

@@ -179,7 +179,8 @@ class Checker:
         if name not in options:
             hint = closest(name, options)
             known = ", ".join(sorted(options)) or "the settings offer none"
-            self.error(path, f"{show(name)} is not a {kind} option of these settings"
+            article = "an" if kind and kind[0] in "aeiou" else "a"  # an exchange, an ingress
+            self.error(path, f"{show(name)} is not {article} {kind} option of these settings"
                        f"{f' (did you mean {hint}?)' if hint else ''}; known: {known}")
             return None
         return options[name]

@@ -7,9 +7,9 @@ chart's `server.exchangeManager` (`exchange-manager.name=filesystem`, `exchange.
 and `additionalExchangeManagerProperties` (the storage's `exchange.s3.*`, `exchange.gcs.*` or
 `exchange.azure.*` settings; Vault credentials as `${ENV:...}` from the cluster's env Secret).
 
-Refused: `retry-policy` also set in `properties` (one place), and TASK without an exchange
-(Trino starts, but queries fail: TASK retries need spooled task output; tests/
-test_trino_real_fte.py shows it).
+Refused: `retry-policy` also set in `properties` (one place), TASK without an exchange, and a
+hand-set `retry-policy=TASK` without `faultTolerance` (Trino starts, but queries fail: TASK
+retries need spooled task output; tests/test_trino_real_fte.py shows it).
 """
 
 from __future__ import annotations
@@ -51,9 +51,15 @@ def fault_tolerance(value: Any, server: Mapping[str, tuple[str, str]],
     by_hand = server.get(RETRY_POLICY)
     ft = c.mapping(value, "faultTolerance", required=False)
     if ft is None:
-        # A hand-set retry-policy without faultTolerance stays what it was before this feature
-        # (a plain server property, checked by the registry): documents that did so keep
-        # validating. README, "Fault-tolerant execution", says what that leaves out.
+        # A hand-set retry-policy without faultTolerance stays a plain server property (checked
+        # by the registry), except TASK: no exchange manager can be had that way, and Trino 476
+        # then starts but fails every query (tests/test_trino_real_fte.py). Airlift reads enum
+        # values in any case, so `task` is TASK too.
+        if by_hand is not None and by_hand[0].strip().upper() == "TASK":
+            c.error(by_hand[1], "retry-policy TASK needs an exchange manager, which only "
+                    'faultTolerance gives: write "faultTolerance": {"retryPolicy": "TASK", '
+                    '"exchange": "<an exchange option>"} instead (without one Trino fails every '
+                    "query)")
         return FaultTolerance()
     c.fields(ft, "faultTolerance", FIELDS)
     if by_hand is not None:

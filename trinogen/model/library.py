@@ -1,7 +1,7 @@
 """The catalog library: shared catalogs from their own collection, referenced by name from a
 cluster's `connectors`, with per-cluster overrides of single properties. Pure.
 
-A catalog document is `{_id, name, owner, properties: {...}, shareWith?: [owner | "*"]}`. A
+A catalog document is `{_id, name, owner, properties: {...}, shareWith?: [owner | "*"] | "*"}`. A
 cluster document uses one with `{"name": "hive", "shared": "lake-hive", "properties": {...}}`:
 the entry's properties override the catalog's one by one, `null` removes one. The merged result
 is then judged exactly like a catalog written in the document (`connectors.catalog_properties`,
@@ -165,8 +165,11 @@ def _properties(value: Any, c: Checker) -> dict[str, str] | None:
 def _shares(value: Any, c: Checker) -> frozenset[str] | None:
     if value is None:
         return frozenset()
+    if value == SHARE_ALL:  # README's table offers "*" alone as well as inside the list
+        return frozenset({SHARE_ALL})
     if not isinstance(value, list):
-        c.error("shareWith", f"must be a list of owners (or \"*\"), not {type_name(value)}")
+        c.error("shareWith", f"must be a list of owners, or \"*\" for every owner, not "
+                f"{type_name(value)}")
         return None
     if len(value) > MAX_SHARES:
         c.error("shareWith", f"has {len(value)} entries; at most {MAX_SHARES} (use \"*\" to "
@@ -212,7 +215,9 @@ def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Libr
     the entry itself when it names none; None when the reference cannot be used (reported)."""
     if "shared" not in conn:
         return conn
-    c.fields(conn, path, {"name", "shared", "properties"})
+    # `storage` is the using cluster's pick of a platform store (model.storage), judged with
+    # the merged properties: the library holds the catalog, the platform the stores.
+    c.fields(conn, path, {"name", "shared", "properties", "storage"})
     ref = c.string(conn.get("shared"), f"{path}.shared", pattern=CONNECTOR_NAME,
                    max_len=MAX_CONNECTOR_NAME, rule="name a catalog of the library")
     overrides = c.mapping(conn.get("properties"), f"{path}.properties", required=False)
@@ -233,7 +238,10 @@ def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Libr
     name = conn.get("name", ref)
     where = f"connectors[{json.dumps(name)}]" if type(name) is str else path
     merged = merge_overrides(catalog.properties, overrides or {}, where, c)
-    return None if merged is None else {"name": name, "properties": merged}
+    if merged is None:
+        return None
+    picked = {"storage": conn["storage"]} if "storage" in conn else {}
+    return {"name": name, "properties": merged, **picked}
 
 
 def merge_overrides(base: Mapping[str, str], overrides: Mapping[str, Any], path: str,

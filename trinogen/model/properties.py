@@ -37,7 +37,7 @@ def properties(value: Any, path: str, c: Checker, *, required: bool,
                bind: Bind | None = None) -> Props:
     """Read `properties` into flat keys, every value text.
 
-    A string value is one whole property (`{"retry-policy": "TASK"}`); a mapping is a section
+    A string value is one whole property (`{"retry-policy": "QUERY"}`); a mapping is a section
     whose keys are joined with a dot (`{"query": {"max-memory": "1TB"}}` is query.max-memory).
     With `bind`, secret placeholders are allowed and come back bound (`${ENV:VAR}`); without
     it they are refused.

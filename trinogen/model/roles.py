@@ -144,6 +144,13 @@ def _role_extra(role_props: Props, props: Props, c: Checker) -> list[tuple[str, 
             continue
         if key.startswith("node.") or key in CHART_CONFIG_KEYS:
             c.error(path, "cannot be set per role; set it in the top-level properties")
+        elif key == "retry-policy" and value.strip().upper() == "TASK":
+            # As at the top level (model.fault_tolerance): TASK needs the exchange manager only
+            # faultTolerance gives, on every node; by hand, Trino fails every query.
+            c.error(path, "retry-policy TASK cannot be set per role: write \"faultTolerance\": "
+                    "{\"retryPolicy\": \"TASK\", \"exchange\": \"<an exchange option>\"} for "
+                    "the whole cluster instead (without an exchange manager Trino fails every "
+                    "query)")
         elif key in props:
             c.error(path, f"is also set in {props[key][1]}; set it in one place")
         else:

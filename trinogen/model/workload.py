@@ -20,6 +20,7 @@ from trinogen.model.checker import Checker, show
 from trinogen.model.types import Ingress, ServiceAccount
 from trinogen.settings import Settings
 from trinogen.settings.options import metadata
+from trinogen.settings.options.authentication import AuthOption
 from trinogen.settings.options.ingress import IngressOption
 from trinogen.settings.options.service_accounts import ServiceAccountOption
 
@@ -43,9 +44,12 @@ def workload(d: Mapping[str, Any], cluster_id: str | None, owner: str | None, s:
     jmx, monitor = _monitoring(d.get("monitoring"), c)
     if cluster_id is None or owner is None:  # reported already; nothing to fill the patterns with
         return Workload()
+    ingress = _ingress(ingress_option, cluster_id, owner, c)
+    if ingress is not None:
+        _check_exposure(ingress, d.get("authentication"), s.options("authentication"), c)
     return Workload(
         service_account=_service_account(sa_option, cluster_id, owner, c),
-        ingress=_ingress(ingress_option, cluster_id, owner, c),
+        ingress=ingress,
         jmx_exporter=jmx,
         service_monitor=monitor,
     )
@@ -87,6 +91,28 @@ def _ingress(option: IngressOption | None, cluster_id: str, owner: str,
     if problems:
         return None
     return Ingress(host, option.class_name, tls, annotations, option.path, option.path_type)
+
+
+def _check_exposure(ingress: Ingress, auth_name: Any, auth_options: Mapping[str, AuthOption],
+                    c: Checker) -> None:
+    """Warn about an Ingress that hands out what the coordinator does not protect.
+
+    Warnings, not errors: a development cluster may be meant to be open, and TLS may end at a
+    load balancer in front of the controller, which this cannot see. An unknown or invalid
+    authentication name is reported by the authentication check, not here.
+    """
+    if auth_name is None:
+        c.warn("ingress", f"exposes the coordinator at {ingress.host} without authentication: "
+               "anyone who reaches that host can run queries under any user name; pick an "
+               "authentication option")
+        return
+    option = auth_options.get(auth_name) if isinstance(auth_name, str) else None
+    if option is not None and option.tls == "ingress" and ingress.tls_secret is None:
+        c.warn("ingress", f"authentication {show(auth_name)} expects TLS to end at the ingress, "
+               f"but the ingress option gives {ingress.host} no TLS Secret: clients send "
+               "their passwords or tokens in plain HTTP to the controller, and Trino refuses "
+               "the sign-in unless a proxy in front sends X-Forwarded-Proto: https; use an "
+               "ingress option with tls_secret")
 
 
 def _monitoring(value: Any, c: Checker) -> tuple[bool, bool]:

@@ -1,0 +1,148 @@
+"""The kitchen sink: one cluster document and one settings file using every platform option of
+issues 13 and 14 at once (authentication with TLS in the pod, access rules, a storage option on a
+catalog, fault tolerance, files, a shared catalog from the library, placement per role,
+disruption, a service account, monitoring with a ServiceMonitor, an ingress).
+
+Shared by tests/test_features_together.py (through the real chart) and
+tests/test_features_secrets.py (a real sync against OpenBao). Every Vault reference is listed in
+`VAULT`, so a test can put distinctive values there and scan for them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+CID = "sink"
+OWNER = "data_platform"
+
+# Settings file text: the demo's layers plus one option of every kind. The Vault paths of the
+# options lie outside secrets.scope (secret/trino/{cluster}), as README recommends.
+SETTINGS = """\
+argocd:
+  repo_url: https://git.example.com/platform/trino-gitops.git
+output:
+  root_app: argocd/trino-clusters.yaml
+monitoring:
+  exporter_image: mirror.example.com/jmx-exporter
+  exporter_tag: 1.4.0
+  service_monitor_labels: {release: kube-prom}
+defaults:
+  trinoVersion: "476"
+  clusterConfig:
+    coordinator:
+      jvm: {maxHeapSize: "6G"}
+      resources: {requests: {cpu: "1", memory: "6Gi"}, limits: {cpu: "2", memory: "8Gi"}}
+    worker:
+      replicas: 2
+      jvm: {maxHeapSize: "6G"}
+      resources: {requests: {cpu: "1", memory: "6Gi"}, limits: {cpu: "2", memory: "8Gi"}}
+  properties:
+    query: {max-memory-per-node: "2GB"}
+    node: {environment: production}
+storage:
+  lake-minio:
+    type: s3
+    region: us-east-1
+    endpoint: http://minio.data:9000
+    path_style_access: true
+    credentials:
+      vault: {access_key: "secret/platform/{cluster}/s3#access_key",
+              secret_key: "secret/platform/{cluster}/s3#secret_key"}
+exchange:
+  spool:
+    storage: lake-minio
+    location: s3://trino-exchange/{cluster}
+authentication:
+  corp-password:
+    type: PASSWORD
+    tls: pod
+    password_file: secret/platform/{cluster}/auth#password.db
+    group_file: secret/platform/{cluster}/auth#group.db
+    shared_secret: secret/platform/{cluster}/auth#shared-secret
+    keystore: secret/platform/{cluster}/tls#keystore.pem
+    keystore_password: secret/platform/{cluster}/tls#password
+service_accounts:
+  aws-lake:
+    annotations: {eks.amazonaws.com/role-arn: "arn:aws:iam::123456789012:role/trino-{cluster}"}
+ingress:
+  public:
+    host: "{cluster}.trino.example.com"
+    class_name: nginx
+    tls_secret: "{cluster}-ingress-tls"
+    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS}
+placement:
+  spot-workers:
+    nodeSelector: {node.kubernetes.io/lifecycle: spot}
+    tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]
+    topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+  steady:
+    affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+      {matchExpressions: [{key: pool, operator: In, values: [steady]}]}]}}}
+    priorityClassName: trino-coordinator
+disruption:
+  strict: {worker_max_unavailable: "25%", coordinator_max_unavailable: 0}
+"""
+
+# Every Vault secret the kitchen sink reads: KV v2 path under secret/ -> {key: tag}. A test
+# turns each tag into a distinctive value.
+VAULT: dict[str, dict[str, str]] = {
+    f"platform/{CID}/s3": {"access_key": "s3-access", "secret_key": "s3-secret"},
+    f"platform/{CID}/auth": {"password.db": "password-db", "group.db": "group-db",
+                             "shared-secret": "shared-secret"},
+    f"platform/{CID}/tls": {"keystore.pem": "keystore", "password": "keystore-password"},
+    f"trino/{CID}": {"WAREHOUSE_PASSWORD": "warehouse", "WEB_UI_SECRET": "web-ui-secret"},
+    f"trino/{CID}/kerberos": {"keytab": "keytab"},
+}
+
+# The shared catalog: a warehouse database whose password each using cluster reads with its own
+# scope (secret/trino/<cluster>).
+WAREHOUSE = {
+    "_id": "catalog-warehouse", "name": "warehouse", "owner": OWNER, "shareWith": ["*"],
+    "properties": {"connector.name": "postgresql",
+                   "connection-url": "jdbc:postgresql://warehouse.data:5432/dw",
+                   "connection-user": "trino",
+                   "connection-password": "{{ WAREHOUSE_PASSWORD }}"},
+}
+
+_DOCUMENT: dict[str, Any] = {
+    "_id": "kitchen-sink", "clusterId": CID, "owner": OWNER, "enabled": True,
+    "authentication": "corp-password",
+    "serviceAccount": "aws-lake",
+    "ingress": "public",
+    "disruption": "strict",
+    "monitoring": {"jmx": True, "serviceMonitor": True},
+    "faultTolerance": {"retryPolicy": "TASK", "exchange": "spool"},
+    "accessControl": {"rules": {
+        "catalogs": [{"user": "admin", "allow": "all"}, {"catalog": "lake", "allow": "read-only"},
+                     {"catalog": "system", "allow": "read-only"}],
+        "system_information": [{"user": "admin", "allow": ["read", "write"]}]}},
+    "clusterConfig": {
+        "coordinator": {"placement": "steady",
+                        "properties": {"web-ui.shared-secret": "{{ WEB_UI_SECRET }}"}},
+        "worker": {"placement": "spot-workers",
+                   "gracefulShutdown": {"enabled": True, "gracePeriodSeconds": 60}}},
+    "files": [
+        {"name": "core-site.xml", "content": "<configuration/>\n"},
+        {"name": "trino.keytab", "secret": f"{{{{ vault:secret/trino/{CID}/kerberos#keytab }}}}",
+         "encoding": "base64"}],
+    "connectors": [
+        {"name": "lake", "storage": "lake-minio", "properties": {
+            "connector.name": "hive", "hive.metastore.uri": "thrift://hive-metastore.data:9083",
+            "hive.metastore.authentication.type": "KERBEROS",
+            "hive.metastore.service.principal": "hive/_HOST@EXAMPLE.COM",
+            "hive.metastore.client.principal": "trino@EXAMPLE.COM",
+            "hive.metastore.client.keytab": "/etc/trino/secret-files/trino.keytab"}},
+        {"name": "dw", "shared": "warehouse"}],
+}
+
+
+def document() -> dict[str, Any]:
+    """A fresh copy of the kitchen-sink document."""
+    return copy.deepcopy(_DOCUMENT)
+
+
+def catalogs() -> list[dict[str, Any]]:
+    """The catalog library the document uses."""
+    return [copy.deepcopy(WAREHOUSE)]

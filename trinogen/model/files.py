@@ -53,7 +53,7 @@ class AttachedFiles:
 def attached_files(value: Any, cluster_id: str | None, binding: Binding,
                    c: Checker) -> AttachedFiles:
     """Read `files`; every problem is reported, and what is usable is kept."""
-    entries = _entries(value, c)
+    entries = c.entries(value, "files", MAX_FILES)
     if entries is None:
         return AttachedFiles()
     got = _Gathered()
@@ -76,19 +76,6 @@ class _Gathered:
     decoding: list[tuple[str, str]] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)  # folded name -> index
     total: int = 0  # bytes of text files: they share one ConfigMap
-
-
-def _entries(value: Any, c: Checker) -> list[Any] | None:
-    """The list of entries, or None (absent, or reported)."""
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        c.error("files", f"must be a list, not {type_name(value)}")
-        return None
-    if len(value) > MAX_FILES:
-        c.error("files", f"has {len(value)} entries; at most {MAX_FILES} are allowed")
-        return None
-    return value
 
 
 def _entry(raw: Any, i: int, got: _Gathered, binding: Binding, c: Checker) -> None:

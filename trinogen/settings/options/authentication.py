@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.secrets import PlaceholderError, settings_ref
+from trinogen.settings.options.metadata import SAMPLE
 
 TYPES = ("PASSWORD", "OAUTH2")
 TLS_MODES = ("pod", "ingress")
-# `<mount>/<path>#<key>`: the grammar of trinogen.secrets.parse_ref (checked again per cluster).
-_REF = re.compile(r"[A-Za-z0-9_.@-]+(/[A-Za-z0-9_.@-]+)+#[A-Za-z0-9_.@-]+")
-_SAMPLE = {"cluster": "c", "owner": "o"}  # any cluster id and owner are made of these characters
 _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")
 _FIELDS = {
     "PASSWORD": {"password_file", "group_file", "refresh_period"},
@@ -100,11 +99,11 @@ def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False
             raise ConfigError(f"{where}.{key} is required: a Vault reference "
                               "<mount>/<path>#<key> ({cluster} and {owner} are substituted)")
         return None
-    try:
-        sample = value.format(**_SAMPLE) if isinstance(value, str) else None
-    except (KeyError, IndexError, ValueError):
-        sample = None
-    if sample is None or not _REF.fullmatch(sample):
+    try:  # the grammar the model parses each cluster's reference with, on a sample cluster
+        usable = isinstance(value, str) and settings_ref(value, **SAMPLE) is not None
+    except PlaceholderError:
+        usable = False
+    if not usable:
         raise ConfigError(f"{where}.{key} must be a Vault reference <mount>/<path>#<key> (only "
                           "{cluster} and {owner} may be substituted), not " + repr(value))
     return str(value)
@@ -117,7 +116,7 @@ def _text(where: str, raw: Mapping[str, Any], key: str, *, required: bool = True
     if not isinstance(value, str) or not value or any(ch in value for ch in "\n\r\x00"):
         raise ConfigError(f"{where}.{key} must be a non-empty single-line string")
     try:
-        value.format(**_SAMPLE)
+        value.format(**SAMPLE)
     except (KeyError, IndexError, ValueError) as e:
         raise ConfigError(f"{where}.{key}: only {{cluster}} and {{owner}} may be substituted "
                           f"({e})") from e

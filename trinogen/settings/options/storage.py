@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.secrets import PlaceholderError, parse_ref
+from trinogen.secrets import PlaceholderError, settings_ref
+from trinogen.settings.options.metadata import SAMPLE
 
 TYPES = ("s3", "gcs", "azure")
 WORKLOAD_IDENTITY = "workload-identity"
@@ -157,8 +158,8 @@ def _credentials(where: str, kind: str, value: Any) -> tuple[tuple[str, str], ..
         if type(ref) is not str:
             raise ConfigError(f"{at}.vault.{key} must be a Vault reference <mount>/<path>#<key>")
         try:  # checked with stand-ins for what each cluster substitutes
-            parse_ref(ref.format(cluster="c", owner="o"))
-        except (PlaceholderError, KeyError, IndexError, ValueError) as e:
+            settings_ref(ref, **SAMPLE)
+        except PlaceholderError as e:
             raise ConfigError(f"{at}.vault.{key}: {e} (only {{cluster}} and {{owner}} are "
                               "substituted)") from e
         out.append((key, ref))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.options.fields import property_lines
 
 # The schemes Trino's filesystem exchange serves, by storage type (FileSystemExchangeModule:
 # s3 and gs through its S3 client, gs through GCS's with a JSON key, abfs/abfss through Azure).
@@ -97,16 +98,11 @@ def scheme_problem(exchange: Exchange, storage_type: str, account: str | None) -
 
 
 def _properties(where: str, value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}.properties must be a mapping of property names to text")
-    for key, text in value.items():
+    def check_key(key: Any) -> None:
         if type(key) is not str or not _TUNING.fullmatch(key):
             raise ConfigError(f"{where}.properties: {key!r} is not an exchange.* property")
         if key in _OWNED or key.startswith(_OWNED_PREFIXES):
             raise ConfigError(f"{where}.properties: {key} comes from the location and the "
                               "storage option; set it there")
-        if type(text) is not str or "\n" in text or "${" in text or "{{" in text:
-            raise ConfigError(f"{where}.properties.{key} must be one line of plain text")
-    return tuple(sorted(value.items()))
+
+    return property_lines(where, value, check_key)

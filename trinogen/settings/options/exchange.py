@@ -19,6 +19,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError
 from trinogen.settings.options.fields import property_lines
+from trinogen.settings.options.metadata import SAMPLE
 
 # The schemes Trino's filesystem exchange serves, by storage type (FileSystemExchangeModule:
 # s3 and gs through its S3 client, gs through GCS's with a JSON key, abfs/abfss through Azure).
@@ -68,7 +69,7 @@ def _location(where: str, loc: Any) -> None:
     if type(loc) is not str or len(loc) > 1024:
         raise ConfigError(f"{where}.location must be text such as s3://bucket/{{cluster}}")
     try:
-        sample = loc.format(cluster="c", owner="o")
+        sample = loc.format(**SAMPLE)
     except (KeyError, IndexError, ValueError) as e:
         raise ConfigError(f"{where}.location {loc!r}: only {{cluster}} and {{owner}} are "
                           f"substituted ({e})") from e
@@ -86,7 +87,7 @@ def scheme_problem(exchange: Exchange, storage_type: str, account: str | None) -
     """Why the locations do not fit the storage (wrong scheme or account), or None."""
     schemes = SCHEMES[storage_type]
     for loc in exchange.locations:
-        m = _LOCATION.fullmatch(loc.format(cluster="c", owner="o"))
+        m = _LOCATION.fullmatch(loc.format(**SAMPLE))
         assert m is not None  # parse() checked it
         if m["scheme"] not in schemes:
             return (f"location {loc!r} is not on a {storage_type} store (use "

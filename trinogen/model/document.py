@@ -1,8 +1,10 @@
 """One document -> `Cluster`, `Disabled` or `Failed`; and the rules that span documents.
 
 `classify()` merges the settings' defaults and profile under a document and walks it top-down:
-identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connectors` in
-`connectors`. `classify_all()` adds what only the whole set can tell (duplicate clusterIds).
+identity here (`_head`), then each feature's reader in turn (`_parts`: `clusterConfig` in
+`roles`, `properties` in `properties`, `connectors` in `connectors`...); `assemble.build()` makes
+the Cluster from those parts. `classify_all()` adds what only the whole set can tell (duplicate
+clusterIds).
 """
 
 from __future__ import annotations

@@ -247,11 +247,14 @@ def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secre
     for data in secrets.data.values():
         desired.secret_texts.update(v.reveal() for v in data.values.values())
     for c in clusters:
-        desired.secret_keys.update(k for conn in c.connectors for k, segs in conn.properties
-                                   if any(isinstance(s, SecretUse) for s in segs))
-        exchange = c.exchange.properties if c.exchange else ()  # values.yaml list lines
-        desired.secret_keys.update(k for k, segs in exchange
-                                   if any(isinstance(s, SecretUse) for s in segs))
+        desired.secret_keys.update(_secret_keys(c))
+
+
+def _secret_keys(c: Cluster) -> set[str]:
+    """The keys of the properties holding a secret: the catalogs' and the exchange manager's."""
+    exchange = c.exchange.properties if c.exchange else ()  # values.yaml list lines
+    lines = [*(line for conn in c.connectors for line in conn.properties), *exchange]
+    return {k for k, segs in lines if any(isinstance(s, SecretUse) for s in segs)}
 
 
 # --- rendering -----------------------------------------------------------------------------

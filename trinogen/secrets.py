@@ -168,6 +168,26 @@ def parse_ref(text: str) -> VaultRef:
     return VaultRef(mount=segments[0], path="/".join(segments[1:]), key=key)
 
 
+def settings_ref(template: str, cluster: str, owner: str) -> VaultRef:
+    """A reference the settings write as a template (`{cluster}`, `{owner}`: str.format), filled
+    for one cluster and parsed; PlaceholderError says what is wrong with either step.
+
+    Options check their templates with a sample cluster when the settings load; the model fills
+    them again for each cluster."""
+    try:
+        text = template.format(cluster=cluster, owner=owner)
+    except (KeyError, IndexError, ValueError) as e:  # an unknown {name}, {0}, a lone brace
+        raise PlaceholderError(str(e)) from e
+    return parse_ref(text)
+
+
+def settings_use(template: str, cluster: str, owner: str) -> SecretUse:
+    """A settings reference for one cluster, bound like a `{{ vault:... }}` placeholder."""
+    ref = settings_ref(template, cluster, owner)
+    placeholder = Placeholder(text=f"{{{{ vault:{ref} }}}}", ref=ref)
+    return SecretUse(placeholder=placeholder, ref=ref, env=env_name(placeholder, ref))
+
+
 def env_name(placeholder: Placeholder, ref: VaultRef) -> str:
     """The environment variable carrying one placeholder's value into the Trino containers.
 

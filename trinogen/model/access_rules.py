@@ -11,7 +11,7 @@ the first rule that matches. Pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trinogen.model import javaregex
@@ -124,29 +124,37 @@ def strict_fields(obj: Mapping[str, Any], path: str, known: Iterable[str], c: Ch
 def _value(value: Any, path: str, kind: Kind, c: Checker) -> None:
     if isinstance(kind, tuple):
         _choices(value, path, *kind, c)
-    elif kind == REGEX:
-        _regex(value, path, c)
-    elif kind == TEXT:
-        c.string(value, path)
-    elif kind == BOOL:
-        c.boolean(value, path)
-    elif kind == CATALOG_ALLOW:
-        if isinstance(value, bool):
-            return
-        text = c.string(value, path, max_len=20)
-        if text is not None and text.lower() not in _CATALOG_MODES:
-            c.error(path, f"{show(text)} is not a catalog access mode: use true, false, "
-                    f"{', '.join(repr(m) for m in _CATALOG_MODES)}")
-    elif kind == ENVIRONMENT:
-        env = c.mapping(value, path)
-        if env is not None:
-            strict_fields(env, path, {"user"}, c)
-            c.string(env.get("user"), field_path(path, "user"), required=False)
-    elif kind == COLUMNS:
-        _columns(value, path, c)
-    else:  # REFUSED
-        c.error(path, "is no longer supported by Trino (function_kind is no longer supported in "
-                "security rules): remove it")
+    else:
+        _READERS[kind](value, path, c)
+
+
+def _text(value: Any, path: str, c: Checker) -> None:
+    c.string(value, path)
+
+
+def _bool(value: Any, path: str, c: Checker) -> None:
+    c.boolean(value, path)
+
+
+def _catalog_allow(value: Any, path: str, c: Checker) -> None:
+    if isinstance(value, bool):
+        return
+    text = c.string(value, path, max_len=20)
+    if text is not None and text.lower() not in _CATALOG_MODES:
+        c.error(path, f"{show(text)} is not a catalog access mode: use true, false, "
+                f"{', '.join(repr(m) for m in _CATALOG_MODES)}")
+
+
+def _environment(value: Any, path: str, c: Checker) -> None:
+    env = c.mapping(value, path)
+    if env is not None:
+        strict_fields(env, path, {"user"}, c)
+        c.string(env.get("user"), field_path(path, "user"), required=False)
+
+
+def _refused(value: Any, path: str, c: Checker) -> None:
+    c.error(path, "is no longer supported by Trino (function_kind is no longer supported in "
+            "security rules): remove it")
 
 
 def _choices(value: Any, path: str, choices: tuple[str, ...], any_case: bool, c: Checker) -> None:
@@ -195,15 +203,25 @@ def _columns(value: Any, path: str, c: Checker) -> None:
 
 def _cross_checks(rule: Mapping[str, Any], path: str, section: str, c: Checker) -> None:
     """The rules Trino's rule constructors add beyond types."""
-    if section == "queries" and "queryOwner" in rule and _has(rule.get("allow"), "execute"):
+    check = _CROSS_CHECKS.get(section)
+    if check is not None:
+        check(rule, path, c)
+
+
+def _query_owner(rule: Mapping[str, Any], path: str, c: Checker) -> None:
+    if "queryOwner" in rule and _has(rule.get("allow"), "execute"):
         c.error(field_path(path, "allow"), "a rule with queryOwner may not allow execute (Trino "
                 "refuses it: only view and kill apply to other users' queries)")
-    if section == "authorization" and "new_user" not in rule and "new_role" not in rule:
+
+
+def _new_user_or_role(rule: Mapping[str, Any], path: str, c: Checker) -> None:
+    if "new_user" not in rule and "new_role" not in rule:
         c.error(path, "needs new_user or new_role (Trino refuses a rule with neither)")
-    if section == "principals" and "user" not in rule and "principal_to_user" not in rule:
+
+
+def _user_or_mapping(rule: Mapping[str, Any], path: str, c: Checker) -> None:
+    if "user" not in rule and "principal_to_user" not in rule:
         c.error(path, "needs user or principal_to_user (Trino refuses a rule with neither)")
-    if section == "impersonation":
-        _group_references(rule, path, c)
 
 
 def _group_references(rule: Mapping[str, Any], path: str, c: Checker) -> None:
@@ -223,3 +241,15 @@ def _group_references(rule: Mapping[str, Any], path: str, c: Checker) -> None:
 
 def _has(value: Any, mode: str) -> bool:
     return isinstance(value, list) and any(isinstance(v, str) and v.lower() == mode for v in value)
+
+
+# How each kind of field is read (a tuple kind is a list of choices: _choices).
+_READERS: dict[str, Callable[[Any, str, Checker], None]] = {
+    REGEX: _regex, TEXT: _text, BOOL: _bool, CATALOG_ALLOW: _catalog_allow,
+    ENVIRONMENT: _environment, COLUMNS: _columns, REFUSED: _refused,
+}
+# The sections whose rules Trino checks beyond their fields' types.
+_CROSS_CHECKS: dict[str, Callable[[Mapping[str, Any], str, Checker], None]] = {
+    "queries": _query_owner, "authorization": _new_user_or_role,
+    "principals": _user_or_mapping, "impersonation": _group_references,
+}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from trinogen.model.checker import Checker
 from trinogen.model.server_secrets import env_reference
 from trinogen.model.types import Authentication, FileSecret, ServerSecret
-from trinogen.secrets import Placeholder, PlaceholderError, SecretUse, env_name, parse_ref
+from trinogen.secrets import PlaceholderError, SecretUse, settings_use
 from trinogen.settings import Settings
 from trinogen.settings.options.authentication import AuthOption
 
@@ -101,13 +101,11 @@ class _Builder:
     def use(self, template: str) -> SecretUse | None:
         """A settings reference for this cluster, bound like a `{{ vault:... }}` placeholder."""
         try:
-            ref = parse_ref(template.format(cluster=self.cid, owner=self.owner))
-        except (PlaceholderError, KeyError, IndexError, ValueError) as e:
+            return settings_use(template, self.cid, self.owner)
+        except PlaceholderError as e:
             self.c.error(FIELD, f"option {self.name!r}: reference {template!r}: {e}")
             self.failed = True
             return None
-        placeholder = Placeholder(text=f"{{{{ vault:{ref} }}}}", ref=ref)
-        return SecretUse(placeholder, ref, env_name(placeholder, ref))
 
     def env_line(self, key: str, template: str) -> tuple[str, str]:
         use = self.use(template)

@@ -167,6 +167,20 @@ class Checker:
             return value
         return None
 
+    def entries(self, value: Any, path: str, limit: int, why: str = "") -> list[Any] | None:
+        """A list of at most `limit` entries ([] when absent); None when unusable (reported).
+
+        `why` follows the limit in the message (the object the entries share, say)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(path, f"must be a list, not {type_name(value)}")
+            return None
+        if len(value) > limit:
+            self.error(path, f"has {len(value)} entries; at most {limit} are allowed{why}")
+            return None
+        return value
+
     def pick(self, value: Any, path: str, options: Mapping[str, Any], kind: str, *,
              required: bool = False) -> Any | None:
         """The named option a document chose (`"storage": "lake-eu"`), or None (reported).

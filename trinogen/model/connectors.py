@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinogen.model.checker import Checker, field_path, show, text_ok, type_name
+from trinogen.model.checker import Checker, field_path, show, text_ok
 from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
@@ -70,42 +70,44 @@ class Binding:
 def connectors(value: Any, binding: Binding, trino: TrinoCheck, c: Checker,
                library: Library = NO_LIBRARY) -> tuple[Connector, ...] | None:
     """Every connector of a document; None when the list itself is unusable."""
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        c.error("connectors", f"must be a list, not {type_name(value)}")
-        return None
-    if len(value) > MAX_CONNECTORS:
-        c.error("connectors", f"has {len(value)} entries; at most {MAX_CONNECTORS} are allowed "
-                "(all catalogs share one ConfigMap, limited to 1 MiB)")
+    entries = c.entries(value, "connectors", MAX_CONNECTORS,
+                        " (all catalogs share one ConfigMap, limited to 1 MiB)")
+    if entries is None:
         return None
     out: list[Connector] = []
     seen: dict[str, int] = {}  # lowercased name -> index of its first connector
     total = 0
-    for i, raw in enumerate(value):
-        path = f"connectors[{i}]"
-        conn = c.mapping(raw, path)
-        if conn is not None:  # a reference to a shared catalog: merged in (model.library)
-            conn = resolve(conn, path, binding.owner, library, c)
-        if conn is None:
-            continue
-        c.fields(conn, path, {"name", "properties", "storage", "shared"})
-        name = _connector_name(conn.get("name"), path, c)
-        if name is not None:
-            _check_unique(name, i, seen, path, c)
-            path = f"connectors[{json.dumps(name)}]"
-        props = c.mapping(conn.get("properties"), f"{path}.properties")
-        if props is None:
-            continue
-        entries, size = catalog_properties(props, path, binding, trino, c,
-                                           storage=conn.get("storage"))
+    for i, raw in enumerate(entries):
+        found, size = _connector(raw, i, seen, binding, trino, c, library)
         total += size
-        if name is not None:
-            out.append(Connector(name=name, properties=entries))
+        if found is not None:
+            out.append(found)
     if total > MAX_CATALOG_BYTES:
         c.error("connectors", f"the catalogs add up to {total} bytes; the chart puts them all "
                 "in one ConfigMap, which Kubernetes limits to 1 MiB")
     return tuple(out)
+
+
+def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: TrinoCheck,
+               c: Checker, library: Library) -> tuple[Connector | None, int]:
+    """One entry: its Connector (None: unusable, reported) and the bytes its catalog adds."""
+    path = f"connectors[{i}]"
+    conn = c.mapping(raw, path)
+    if conn is not None:  # a reference to a shared catalog: merged in (model.library)
+        conn = resolve(conn, path, binding.owner, library, c)
+    if conn is None:
+        return None, 0
+    c.fields(conn, path, {"name", "properties", "storage", "shared"})
+    name = _connector_name(conn.get("name"), path, c)
+    if name is not None:
+        _check_unique(name, i, seen, path, c)
+        path = f"connectors[{json.dumps(name)}]"
+    props = c.mapping(conn.get("properties"), f"{path}.properties")
+    if props is None:
+        return None, 0
+    entries, size = catalog_properties(props, path, binding, trino, c,
+                                       storage=conn.get("storage"))
+    return (None if name is None else Connector(name=name, properties=entries)), size
 
 
 def _connector_name(value: Any, path: str, c: Checker) -> str | None:
@@ -167,8 +169,12 @@ def catalog_properties(
     for key, bound in storage_properties(storage, path, props, binding.stores,
                                          Identity(binding.cluster_id, binding.owner), trino, c):
         entries.append((key, bound))
-        texts[key] = ("".join(s if isinstance(s, str) else f"${{ENV:{s.env}}}" for s in bound),
-                      f"{path}.storage")
+        texts[key] = (_env_text(bound), f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries), size
+
+
+def _env_text(bound: tuple[BoundSegment, ...]) -> str:
+    """A bound value as the catalog file reads it: each secret as its ${ENV:...} reference."""
+    return "".join(s if isinstance(s, str) else f"${{ENV:{s.env}}}" for s in bound)

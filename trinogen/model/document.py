@@ -1,19 +1,21 @@
 """One document -> `Cluster`, `Disabled` or `Failed`; and the rules that span documents.
 
 `classify()` merges the settings' defaults and profile under a document and walks it top-down:
-identity here, `clusterConfig` in `roles`, `properties` in `properties`, `connectors` in
-`connectors`. `classify_all()` adds what only the whole set can tell (duplicate clusterIds).
+identity here (`_head`), then each feature's reader in turn (`_parts`: `clusterConfig` in
+`roles`, `properties` in `properties`, `connectors` in `connectors`...); `assemble.build()` makes
+the Cluster from those parts. `classify_all()` adds what only the whole set can tell (duplicate
+clusterIds).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.model.access import access_control
+from trinogen.model.assemble import Head, Parts, build
 from trinogen.model.auth import authentication, check_owned, check_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.connectors import Binding, connectors
@@ -173,6 +175,15 @@ def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[
 def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
              library: Library = NO_LIBRARY) -> Cluster | None:
     c.fields(d, "", TOP_FIELDS)
+    head = _head(d, s, c)
+    parts = _parts(d, head, TrinoCheck.of(head.version, s.validation, c), s, c, library)
+    if c.problems:
+        return None
+    return build(doc_id, head, parts, tuple(c.warnings))
+
+
+def _head(d: Mapping[str, Any], s: Settings, c: Checker) -> Head:
+    """clusterId, owner and trinoVersion (and `enabled`'s type), in this order."""
     cluster_id = _cluster_id(d.get("clusterId"), c)
     owner = c.string(
         d.get("owner"), "owner", pattern=LABEL_VALUE, max_len=63,
@@ -181,7 +192,13 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
     )
     c.boolean(d.get("enabled"), "enabled")
     version = _trino_version(d.get("trinoVersion"), s.validation.min_trino_version, c)
-    trino = TrinoCheck.of(version, s.validation, c)
+    return Head(cluster_id, owner, version)
+
+
+def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: Checker,
+           library: Library) -> Parts:
+    """Every feature's reader in turn (the order is the order of the problems reported)."""
+    cluster_id, owner = head.cluster_id, head.owner
     cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
     binding = Binding(cluster_id, owner, s.secrets, s.options("storage"))
     bind = ServerBinding(binding)  # placeholders in server properties (issue 13)
@@ -200,60 +217,15 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
     check_owned(d.get("authentication") if auth else None, _server_keys(props, sizing), c)
     check_private(auth, _document_uses(bind, found), c)
-    log_level, log_properties = log_lines(trino.log_levels(d.get("logLevels")))
+    log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
-    if c.problems or cluster_id is None or owner is None or version is None or found is None:
-        return None
-    if sizing.coordinator is None or sizing.worker is None:
-        return None
-    profile = d.get("profile")
-    if auth is not None:  # the option's lines come after the document's own
-        server.config.extend(auth.config)
-    return Cluster(
-        cluster_id=cluster_id,
-        doc_id=doc_id,
-        owner=owner,
-        trino_version=version,
-        workers=0 if op.stopped else sizing.workers,
-        coordinator=replace(sizing.coordinator, extra_properties=(
-            *server.coordinator, *sizing.coordinator.extra_properties,
-            *(auth.coordinator if auth else ()))),
-        worker=sizing.worker,
-        max_memory=server.max_memory,
-        node_environment=server.node_environment,
-        include_coordinator=server.include_coordinator,
-        config_properties=tuple(sorted((*server.config, *ft.config))),
-        node_properties=tuple(server.node),
-        connectors=found,
-        autoscaling=None if op.stopped else sizing.autoscaling,
-        grace_period_seconds=sizing.grace_period_seconds,
-        destination_name=destination[0],
-        destination_server=destination[1],
-        profile=profile if isinstance(profile, str) else None,
-        log_level=log_level,
-        log_properties=log_properties,
-        mounts=files.mounts,
-        file_secrets=(*files.file_secrets, *(auth.file_secrets if auth else ())),
-        file_config_maps=files.config_maps,
-        exchange=ft.exchange,
-        server_secrets=(*bind.found, *(auth.secrets if auth else ())),
-        authentication=auth.auth if auth else None,
-        access=access,
-        service_account=picked.service_account,
-        ingress=picked.ingress,
-        jmx_exporter=picked.jmx_exporter,
-        service_monitor=picked.service_monitor,
-        coordinator_placement=op.coordinator_placement,
-        worker_placement=op.worker_placement,
-        disruption=op.disruption,
-        drain_seconds=sizing.drain_seconds,
-        stopped=op.stopped,
-        warnings=tuple(c.warnings),
-    )
+    return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,
+                 files=files, auth=auth, log=log, access=access, workload=picked, operation=op,
+                 destination=destination, profile=d.get("profile"))
 
 
 def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None

@@ -75,15 +75,20 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
         for key, value in role.extra_properties if role is not None else ():
             _judge(key, value, field_path(f"clusterConfig.{name}.properties", key), mounted, c)
     for conn in connectors:
-        base = f"connectors[{json.dumps(conn.name)}]"
-        texts = {key: "".join(s if isinstance(s, str) else s.placeholder.text for s in segments)
-                 for key, segments in conn.properties}
-        for key, text in texts.items():
-            # Without legacy Hadoop Trino does not read hive.config.resources at all (the
-            # registry check says so); its files matter only with fs.hadoop.enabled=true.
-            if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
-                continue
-            _judge(key, text, field_path(base, "properties", key), mounted, c)
+        _judge_catalog(conn, mounted, c)
+
+
+def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
+    """Judge one catalog's properties, each placeholder read as the text the document wrote."""
+    base = f"connectors[{json.dumps(conn.name)}]"
+    texts = {key: "".join(s if isinstance(s, str) else s.placeholder.text for s in segments)
+             for key, segments in conn.properties}
+    for key, text in texts.items():
+        # Without legacy Hadoop Trino does not read hive.config.resources at all (the
+        # registry check says so); its files matter only with fs.hadoop.enabled=true.
+        if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
+            continue
+        _judge(key, text, field_path(base, "properties", key), mounted, c)
 
 
 def _judge(key: str, value: str, path: str, mounted: Mounted, c: Checker) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.model.checker import Checker, show, type_name
@@ -52,55 +53,71 @@ class AttachedFiles:
 def attached_files(value: Any, cluster_id: str | None, binding: Binding,
                    c: Checker) -> AttachedFiles:
     """Read `files`; every problem is reported, and what is usable is kept."""
-    if value is None:
+    entries = c.entries(value, "files", MAX_FILES)
+    if entries is None:
         return AttachedFiles()
-    if not isinstance(value, list):
-        c.error("files", f"must be a list, not {type_name(value)}")
-        return AttachedFiles()
-    if len(value) > MAX_FILES:
-        c.error("files", f"has {len(value)} entries; at most {MAX_FILES} are allowed")
-        return AttachedFiles()
-    texts: list[tuple[str, str]] = []
-    secrets: list[tuple[str, SecretUse]] = []
-    decoding: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
-    total = 0
-    for i, raw in enumerate(value):
-        path = f"files[{i}]"
-        entry = c.mapping(raw, path)
-        if entry is None:
-            continue
-        name = _file_name(entry.get("name"), path, i, seen, c)
-        if name is not None:
-            path = f"files[{json.dumps(name)}]"
-        c.fields(entry, path, ENTRY_FIELDS)
-        has_content, has_secret = "content" in entry, "secret" in entry
-        if has_content == has_secret:
-            c.error(path, "set exactly one of content (a text file) or secret (a placeholder "
-                    "for a file kept in Vault)")
-            continue
-        if has_content:
-            if "encoding" in entry:
-                c.error(f"{path}.encoding", "applies to secret files only: a text file is "
-                        "stored as written")
-            content = _content(entry["content"], f"{path}.content", c)
-            if content is not None:
-                total += len(content.encode("utf-8"))
-                if name is not None:
-                    texts.append((name, content))
-            continue
-        use = _secret(entry["secret"], f"{path}.secret", binding, c)
-        strategy = _encoding(entry.get("encoding"), f"{path}.encoding", c)
-        if use is not None and name is not None:
-            secrets.append((name, use))
-            if strategy is not None:
-                decoding.append((name, strategy))
-    if total > MAX_FILES_BYTES:
-        c.error("files", f"the text files add up to {total} bytes; they share one ConfigMap, "
+    got = _Gathered()
+    for i, raw in enumerate(entries):
+        _entry(raw, i, got, binding, c)
+    if got.total > MAX_FILES_BYTES:
+        c.error("files", f"the text files add up to {got.total} bytes; they share one ConfigMap, "
                 f"which Kubernetes limits to 1 MiB (at most {MAX_FILES_BYTES} here)")
     if cluster_id is None:
         return AttachedFiles()
-    return _attached(cluster_id, sorted(texts), sorted(secrets), sorted(decoding))
+    return _attached(cluster_id, sorted(got.texts), sorted(got.secrets), sorted(got.decoding))
+
+
+@dataclass
+class _Gathered:
+    """What the entries read so far hold (usable ones only), and the names taken."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    secrets: list[tuple[str, SecretUse]] = field(default_factory=list)
+    decoding: list[tuple[str, str]] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)  # folded name -> index
+    total: int = 0  # bytes of text files: they share one ConfigMap
+
+
+def _entry(raw: Any, i: int, got: _Gathered, binding: Binding, c: Checker) -> None:
+    """Read one entry into `got`: a text file or a secret file, named once."""
+    path = f"files[{i}]"
+    entry = c.mapping(raw, path)
+    if entry is None:
+        return
+    name = _file_name(entry.get("name"), path, i, got.seen, c)
+    if name is not None:
+        path = f"files[{json.dumps(name)}]"
+    c.fields(entry, path, ENTRY_FIELDS)
+    has_content, has_secret = "content" in entry, "secret" in entry
+    if has_content == has_secret:
+        c.error(path, "set exactly one of content (a text file) or secret (a placeholder "
+                "for a file kept in Vault)")
+    elif has_content:
+        _text_entry(entry, path, name, got, c)
+    else:
+        _secret_entry(entry, path, name, got, binding, c)
+
+
+def _text_entry(entry: Mapping[str, Any], path: str, name: str | None, got: _Gathered,
+                c: Checker) -> None:
+    if "encoding" in entry:
+        c.error(f"{path}.encoding", "applies to secret files only: a text file is "
+                "stored as written")
+    content = _content(entry["content"], f"{path}.content", c)
+    if content is not None:
+        got.total += len(content.encode("utf-8"))
+        if name is not None:
+            got.texts.append((name, content))
+
+
+def _secret_entry(entry: Mapping[str, Any], path: str, name: str | None, got: _Gathered,
+                  binding: Binding, c: Checker) -> None:
+    use = _secret(entry["secret"], f"{path}.secret", binding, c)
+    strategy = _encoding(entry.get("encoding"), f"{path}.encoding", c)
+    if use is not None and name is not None:
+        got.secrets.append((name, use))
+        if strategy is not None:
+            got.decoding.append((name, strategy))
 
 
 def _attached(cluster_id: str, texts: list[tuple[str, str]], secrets: list[tuple[str, SecretUse]],

@@ -54,25 +54,35 @@ def _bad_brace(pattern: str) -> int | None:
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
-            if pattern.startswith("\\Q", i):  # quoted up to \E: nothing inside is syntax
-                end = pattern.find("\\E", i + 2)
-                i = len(pattern) if end < 0 else end + 2
-                continue
-            if depth == 0 and pattern[i + 1:i + 2] in ("p", "P", "N", "x") and pattern[i + 2:i + 3] == "{":
-                end = pattern.find("}", i)  # \p{Alpha}, \N{name}, \x{h...h}: a brace of the escape
-                i = len(pattern) if end < 0 else end + 1
-                continue
-            i += 2
+            i = _after_escape(pattern, i, depth)
             continue
-        if ch == "[":
-            depth += 1
-            if pattern[i + 1:i + 2] == "^":
-                i += 1
-            if pattern[i + 1:i + 2] == "]":  # a leading ']' is literal in both dialects
-                i += 1
-        elif ch == "]" and depth:
-            depth -= 1
-        elif ch == "{" and depth == 0 and not _REPETITION.match(pattern, i):
+        if ch == "{" and depth == 0 and not _REPETITION.match(pattern, i):
             return i
+        i, depth = _class_step(pattern, i, depth)
         i += 1
     return None
+
+
+def _after_escape(pattern: str, i: int, depth: int) -> int:
+    """Where reading goes on after the escape at `i` (its braces are not repetitions)."""
+    if pattern.startswith("\\Q", i):  # quoted up to \E: nothing inside is syntax
+        end = pattern.find("\\E", i + 2)
+        return len(pattern) if end < 0 else end + 2
+    if depth == 0 and pattern[i + 1:i + 2] in ("p", "P", "N", "x") and pattern[i + 2:i + 3] == "{":
+        end = pattern.find("}", i)  # \p{Alpha}, \N{name}, \x{h...h}: a brace of the escape
+        return len(pattern) if end < 0 else end + 1
+    return i + 2
+
+
+def _class_step(pattern: str, i: int, depth: int) -> tuple[int, int]:
+    """The position and class depth after the character at `i` opens or closes a class."""
+    ch = pattern[i]
+    if ch == "[":
+        depth += 1
+        if pattern[i + 1:i + 2] == "^":
+            i += 1
+        if pattern[i + 1:i + 2] == "]":  # a leading ']' is literal in both dialects
+            i += 1
+    elif ch == "]" and depth:
+        depth -= 1
+    return i, depth

@@ -223,6 +223,21 @@ def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Libr
     overrides = c.mapping(conn.get("properties"), f"{path}.properties", required=False)
     if ref is None or (overrides is None and conn.get("properties") is not None):
         return None
+    catalog = _granted(ref, owner, library, path, c)
+    if catalog is None:
+        return None
+    name = conn.get("name", ref)
+    where = f"connectors[{json.dumps(name)}]" if type(name) is str else path
+    merged = merge_overrides(catalog.properties, overrides or {}, where, c)
+    if merged is None:
+        return None
+    picked = {"storage": conn["storage"]} if "storage" in conn else {}
+    return {"name": name, "properties": merged, **picked}
+
+
+def _granted(ref: str, owner: str | None, library: Library, path: str,
+             c: Checker) -> SharedCatalog | None:
+    """The shared catalog `ref`, when it is usable and `owner` may use it (else reported)."""
     catalog = library.catalogs.get(ref)
     if catalog is None:
         c.error(f"{path}.shared", f"{library.why_unusable(ref)}; the cluster keeps its files "
@@ -235,13 +250,7 @@ def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Libr
                 f"{show(catalog.owner)} and is not shared with owner {show(owner)}: ask its "
                 f"owner to add {show(owner)} to its shareWith")
         return None
-    name = conn.get("name", ref)
-    where = f"connectors[{json.dumps(name)}]" if type(name) is str else path
-    merged = merge_overrides(catalog.properties, overrides or {}, where, c)
-    if merged is None:
-        return None
-    picked = {"storage": conn["storage"]} if "storage" in conn else {}
-    return {"name": name, "properties": merged, **picked}
+    return catalog
 
 
 def merge_overrides(base: Mapping[str, str], overrides: Mapping[str, Any], path: str,

@@ -17,7 +17,7 @@ from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.trino import TrinoCheck
-from trinogen.secrets import BoundSegment, Placeholder, SecretUse, env_name, parse_ref
+from trinogen.secrets import BoundSegment, SecretUse, settings_use
 from trinogen.settings.options.storage import PREFIXES, Storage
 from trinogen.trino.checks import LAKE_CONNECTORS
 
@@ -102,10 +102,7 @@ def vault_uses(store: Storage, who: Identity) -> dict[str, SecretUse] | None:
         return None
     out = {}
     for credential, template in store.vault:
-        ref = parse_ref(template.format(cluster=who.cluster_id, owner=who.owner))
-        placeholder = Placeholder(text=f"{{{{ vault:{ref} }}}}", ref=ref)
-        out[credential] = SecretUse(placeholder=placeholder, ref=ref,
-                                    env=env_name(placeholder, ref))
+        out[credential] = settings_use(template, who.cluster_id, who.owner)
     return out
 
 

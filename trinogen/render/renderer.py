@@ -108,35 +108,41 @@ class Renderer:
         head = header(s, cluster.cluster_id, cluster.doc_id)
         uses = _env_uses(cluster, inline)
         versions = {p: d.version for p, d in resolved.items()}
-        rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
         secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
-        files: dict[str, bytes] = {}
         bodies = self._catalogs(cluster, resolved, inline)
-        for name, body in bodies.items():
-            files[f"{base}/catalog/{name}.properties"] = _bytes(f"{head}\n{body}")
+        files = {f"{base}/catalog/{name}.properties": _bytes(f"{head}\n{body}")
+                 for name, body in bodies.items()}
         values_path = f"{base}/{VALUES}"
-        annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
-        if cluster.file_config_maps or any(fs.decoding for fs in cluster.file_secrets):
-            annotations["trinogen.io/files-checksum"] = files_checksum(cluster)
-        exchange = _exchange_lines(cluster, resolved, inline)
-        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name,
-                                          exchange)
+        files[values_path] = self._values(cluster, head, bodies, _pod_annotations(cluster, versions),
+                                          secret_name, _exchange_lines(cluster, resolved, inline))
+        files.update(self._secret_files(cluster, head, base, secret_name, _env_data(uses, versions),
+                                        versions))
+        files.update(self._manifest_files(cluster, head, base))
+        app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
+        files[app_path] = self._application(cluster, head, values_path, _extra_paths(base, files))
+        return files
+
+    def _secret_files(self, cluster: Cluster, head: str, base: str, secret_name: str | None,
+                      env_data: list[dict[str, Any]], versions: Mapping[str, int | None]
+                      ) -> dict[str, bytes]:
+        """The ExternalSecrets: the environment's (when any value is not inlined), each file's."""
+        files: dict[str, bytes] = {}
         if secret_name:
             files[f"{base}/{SECRETS_DIR}/{EXTERNAL_SECRET}"] = self._external_secret(
-                cluster, head, secret_name, _env_data(uses, versions))
+                cluster, head, secret_name, env_data)
         for fs in cluster.file_secrets:
             files[f"{base}/{SECRETS_DIR}/{fs.name}.yaml"] = self._external_secret(
                 cluster, head, fs.name, _file_data(fs, versions))
-        for cm in cluster.file_config_maps:
-            files[f"{base}/{MANIFESTS_DIR}/{cm.name}.yaml"] = self._config_map(cluster, head, cm)
+        return files
+
+    def _manifest_files(self, cluster: Cluster, head: str, base: str) -> dict[str, bytes]:
+        """Plain manifests: the files' ConfigMaps, the disruption budgets."""
         # Features that add manifests put them under one of EXTRA_DIRS here.
-        for role, budget in disruption_budgets(cluster, s.chart.name).items():
+        files = {f"{base}/{MANIFESTS_DIR}/{cm.name}.yaml": self._config_map(cluster, head, cm)
+                 for cm in cluster.file_config_maps}
+        for role, budget in disruption_budgets(cluster, self.settings.chart.name).items():
             files[f"{base}/{MANIFESTS_DIR}/pdb-{role}.yaml"] = _bytes(self.template(
                 "poddisruptionbudget.yaml.j2").render(header=Safe(head), cluster=cluster, **budget))
-        extra_paths = [f"{base}/{d}" for d in EXTRA_DIRS
-                       if any(p.startswith(f"{base}/{d}/") for p in files)]
-        app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
-        files[app_path] = self._application(cluster, head, values_path, extra_paths)
         return files
 
     def _catalogs(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, str]:
@@ -235,6 +241,20 @@ class Renderer:
         content = _bytes(text)
         check_yaml({s.output.root_app: content})
         return {s.output.root_app: content}
+
+
+def _pod_annotations(cluster: Cluster, versions: Mapping[str, int | None]) -> dict[str, str]:
+    """The checksums whose change rolls the pods: Vault values read, files attached."""
+    rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
+    annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
+    if cluster.file_config_maps or any(fs.decoding for fs in cluster.file_secrets):
+        annotations["trinogen.io/files-checksum"] = files_checksum(cluster)
+    return annotations
+
+
+def _extra_paths(base: str, files: Mapping[str, bytes]) -> list[str]:
+    """The EXTRA_DIRS that hold a file: each becomes one directory source of the Application."""
+    return [f"{base}/{d}" for d in EXTRA_DIRS if any(p.startswith(f"{base}/{d}/") for p in files)]
 
 
 def _env_uses(cluster: Cluster, inline: bool) -> tuple[SecretUse, ...]:

@@ -18,17 +18,16 @@ What Trino 476 does (read from its server classes) decides what is refused here:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.secrets import PlaceholderError, settings_ref
+from trinogen.settings.options.metadata import SAMPLE
 
 TYPES = ("PASSWORD", "OAUTH2")
 TLS_MODES = ("pod", "ingress")
-# `<mount>/<path>#<key>`: the grammar of trinogen.secrets.parse_ref (checked again per cluster).
-_REF = re.compile(r"[A-Za-z0-9_.@-]+(/[A-Za-z0-9_.@-]+)+#[A-Za-z0-9_.@-]+")
-_SAMPLE = {"cluster": "c", "owner": "o"}  # any cluster id and owner are made of these characters
 _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")
 _FIELDS = {
     "PASSWORD": {"password_file", "group_file", "refresh_period"},
@@ -66,6 +65,17 @@ def parse(where: str, raw: Mapping[str, Any]) -> AuthOption:
     if unknown:
         raise ConfigError(f"{where}: unknown field(s) {', '.join(map(str, unknown))} for type "
                           f"{kind} (known: {', '.join(sorted(_COMMON | _FIELDS[kind]))})")
+    tls, keystore = _tls(where, raw)
+    common = {
+        "type": kind, "tls": tls, "shared_secret": _ref(where, raw, "shared_secret", required=True),
+        "keystore": keystore, "keystore_password": _ref(where, raw, "keystore_password"),
+        "https_port": _port(where, raw.get("https_port", 8443)),
+    }
+    return _BY_TYPE[kind](where, raw, common)
+
+
+def _tls(where: str, raw: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Where TLS ends, and the keystore the coordinator serves HTTPS with (tls: pod only)."""
     tls = raw.get("tls")
     if tls not in TLS_MODES:
         raise ConfigError(
@@ -76,17 +86,18 @@ def parse(where: str, raw: Mapping[str, Any]) -> AuthOption:
     if tls == "ingress" and (keystore or raw.get("keystore_password") or "https_port" in raw):
         raise ConfigError(f"{where}: keystore, keystore_password and https_port belong to "
                           "tls: pod; with tls: ingress the proxy holds the certificate")
-    common = {
-        "type": kind, "tls": tls, "shared_secret": _ref(where, raw, "shared_secret", required=True),
-        "keystore": keystore, "keystore_password": _ref(where, raw, "keystore_password"),
-        "https_port": _port(where, raw.get("https_port", 8443)),
-    }
-    if kind == "PASSWORD":
-        period = raw.get("refresh_period")
-        if period is not None and not (isinstance(period, str) and _DURATION.fullmatch(period)):
-            raise ConfigError(f"{where}.refresh_period must be a Trino duration such as \"5s\"")
-        return AuthOption(**common, password_file=_ref(where, raw, "password_file", required=True),
-                          group_file=_ref(where, raw, "group_file"), refresh_period=period)
+    return str(tls), keystore
+
+
+def _password(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> AuthOption:
+    period = raw.get("refresh_period")
+    if period is not None and not (isinstance(period, str) and _DURATION.fullmatch(period)):
+        raise ConfigError(f"{where}.refresh_period must be a Trino duration such as \"5s\"")
+    return AuthOption(**common, password_file=_ref(where, raw, "password_file", required=True),
+                      group_file=_ref(where, raw, "group_file"), refresh_period=period)
+
+
+def _oauth2(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> AuthOption:
     return AuthOption(**common, issuer=_url(where, raw), client_id=_text(where, raw, "client_id"),
                       client_secret=_ref(where, raw, "client_secret", required=True),
                       principal_field=_text(where, raw, "principal_field", required=False),
@@ -100,11 +111,11 @@ def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False
             raise ConfigError(f"{where}.{key} is required: a Vault reference "
                               "<mount>/<path>#<key> ({cluster} and {owner} are substituted)")
         return None
-    try:
-        sample = value.format(**_SAMPLE) if isinstance(value, str) else None
-    except (KeyError, IndexError, ValueError):
-        sample = None
-    if sample is None or not _REF.fullmatch(sample):
+    try:  # the grammar the model parses each cluster's reference with, on a sample cluster
+        usable = isinstance(value, str) and settings_ref(value, **SAMPLE) is not None
+    except PlaceholderError:
+        usable = False
+    if not usable:
         raise ConfigError(f"{where}.{key} must be a Vault reference <mount>/<path>#<key> (only "
                           "{cluster} and {owner} may be substituted), not " + repr(value))
     return str(value)
@@ -117,7 +128,7 @@ def _text(where: str, raw: Mapping[str, Any], key: str, *, required: bool = True
     if not isinstance(value, str) or not value or any(ch in value for ch in "\n\r\x00"):
         raise ConfigError(f"{where}.{key} must be a non-empty single-line string")
     try:
-        value.format(**_SAMPLE)
+        value.format(**SAMPLE)
     except (KeyError, IndexError, ValueError) as e:
         raise ConfigError(f"{where}.{key}: only {{cluster}} and {{owner}} may be substituted "
                           f"({e})") from e
@@ -149,3 +160,8 @@ def _scopes(where: str, value: Any) -> tuple[str, ...]:
             for s in value):
         raise ConfigError(f"{where}.scopes must be a list of OAuth 2.0 scope names")
     return tuple(value)
+
+
+_BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], Mapping[str, Any]], AuthOption]] = {
+    "PASSWORD": _password, "OAUTH2": _oauth2,
+}

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.options.fields import property_lines
+from trinogen.settings.options.metadata import SAMPLE
 
 # The schemes Trino's filesystem exchange serves, by storage type (FileSystemExchangeModule:
 # s3 and gs through its S3 client, gs through GCS's with a JSON key, abfs/abfss through Azure).
@@ -67,7 +69,7 @@ def _location(where: str, loc: Any) -> None:
     if type(loc) is not str or len(loc) > 1024:
         raise ConfigError(f"{where}.location must be text such as s3://bucket/{{cluster}}")
     try:
-        sample = loc.format(cluster="c", owner="o")
+        sample = loc.format(**SAMPLE)
     except (KeyError, IndexError, ValueError) as e:
         raise ConfigError(f"{where}.location {loc!r}: only {{cluster}} and {{owner}} are "
                           f"substituted ({e})") from e
@@ -85,7 +87,7 @@ def scheme_problem(exchange: Exchange, storage_type: str, account: str | None) -
     """Why the locations do not fit the storage (wrong scheme or account), or None."""
     schemes = SCHEMES[storage_type]
     for loc in exchange.locations:
-        m = _LOCATION.fullmatch(loc.format(cluster="c", owner="o"))
+        m = _LOCATION.fullmatch(loc.format(**SAMPLE))
         assert m is not None  # parse() checked it
         if m["scheme"] not in schemes:
             return (f"location {loc!r} is not on a {storage_type} store (use "
@@ -97,16 +99,11 @@ def scheme_problem(exchange: Exchange, storage_type: str, account: str | None) -
 
 
 def _properties(where: str, value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}.properties must be a mapping of property names to text")
-    for key, text in value.items():
+    def check_key(key: Any) -> None:
         if type(key) is not str or not _TUNING.fullmatch(key):
             raise ConfigError(f"{where}.properties: {key!r} is not an exchange.* property")
         if key in _OWNED or key.startswith(_OWNED_PREFIXES):
             raise ConfigError(f"{where}.properties: {key} comes from the location and the "
                               "storage option; set it there")
-        if type(text) is not str or "\n" in text or "${" in text or "{{" in text:
-            raise ConfigError(f"{where}.properties.{key} must be one line of plain text")
-    return tuple(sorted(value.items()))
+
+    return property_lines(where, value, check_key)

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.options.metadata import is_name_part
 
+# Object names and key prefixes: apimachinery's IsDNS1123Subdomain (253 characters in all; it
+# does not limit each label, unlike the hosts of metadata.dns_subdomain).
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_LABEL_VALUE = _QUALIFIED_NAME
 
 TOLERATION_OPERATORS = ("Exists", "Equal")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -84,7 +85,7 @@ def label_key(value: Any, where: str) -> str:
     prefix, _, name = key.rpartition("/")
     if "/" in key and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         raise fail(where, f"{key!r} has an invalid prefix: use a DNS subdomain before the '/'")
-    if len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
+    if not is_name_part(name):
         raise fail(where, f"{key!r} is not a Kubernetes label key: at most 63 letters, digits, "
                    "'-', '_' or '.', starting and ending with a letter or digit")
     return key
@@ -92,7 +93,7 @@ def label_key(value: Any, where: str) -> str:
 
 def label_value(value: Any, where: str) -> str:
     val = text(value, where)
-    if val and (len(val) > 63 or not _LABEL_VALUE.fullmatch(val)):
+    if val and not is_name_part(val):
         raise fail(where, f"{val!r} is not a Kubernetes label value: at most 63 letters, digits, "
                    "'-', '_' or '.', starting and ending with a letter or digit")
     return val

@@ -16,7 +16,6 @@ from trinogen.errors import ConfigError
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_LABEL_VALUE = _NAME_PART  # a label value is a name part, or empty
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _WORD_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACEHOLDERS = ("cluster", "owner")
@@ -37,12 +36,18 @@ def dns_subdomain(text: str) -> str | None:
     return None
 
 
+def is_name_part(text: str) -> bool:
+    """A label key's name (and a non-empty label value): at most 63 letters, digits, '-', '_'
+    or '.', starting and ending with a letter or digit."""
+    return len(text) <= 63 and _NAME_PART.fullmatch(text) is not None
+
+
 def qualified_name(key: str) -> str | None:
     """Why `key` is not a label or annotation key (`[prefix/]name`), or None."""
     prefix, _, name = key.rpartition("/")
     if "/" in key and (not prefix or dns_subdomain(prefix) is not None):
         return f"the prefix of {key!r} must be a DNS name (such as example.com)"
-    if len(name) > 63 or not _NAME_PART.fullmatch(name):
+    if not is_name_part(name):
         return (f"the name of {key!r} must be at most 63 letters, digits, '-', '_' or '.', "
                 "starting and ending with a letter or digit")
     return None
@@ -50,7 +55,7 @@ def qualified_name(key: str) -> str | None:
 
 def label_value(value: str) -> str | None:
     """Why `value` is not a label value, or None."""
-    if value and (len(value) > 63 or not _LABEL_VALUE.fullmatch(value)):
+    if value and not is_name_part(value):
         return (f"{value!r} is not a label value: at most 63 letters, digits, '-', '_' or '.', "
                 "starting and ending with a letter or digit")
     return None

@@ -15,15 +15,14 @@ Each URI becomes the Trino 476 OPA plugin's property of the same meaning (`opa.p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
 from trinogen.redact import has_credentials
+from trinogen.settings.options.fields import is_http_url
 
-_URL = re.compile(r"https?://[^\s/?#]+(/[^\s]*)?")
 # option field -> Trino property
 URI_FIELDS = {
     "policy_uri": "opa.policy.uri",
@@ -54,22 +53,23 @@ def parse(where: str, raw: Mapping[str, Any]) -> OpaOption:
         raise ConfigError(f"{where}.{unknown[0]}: unknown field (known: {known})")
     if "policy_uri" not in raw:
         raise ConfigError(f"{where}.policy_uri: is required (the OPA policy Trino asks)")
-    props: list[tuple[str, str]] = []
-    for name, prop in URI_FIELDS.items():
-        value = raw.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not _URL.fullmatch(value):
-            raise ConfigError(f"{where}.{name}: must be an http:// or https:// URL")
-        if has_credentials(value):
-            raise ConfigError(f"{where}.{name}: must not carry credentials (it is committed to "
-                              "git in every cluster that picks this option)")
-        props.append((prop, value))
-    for name, prop in FLAG_FIELDS.items():
-        value = raw.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}.{name}: must be true or false")
-        props.append((prop, "true" if value else "false"))
+    props = [(prop, _uri(where, name, raw[name])) for name, prop in URI_FIELDS.items()
+             if raw.get(name) is not None]
+    props += [(prop, _flag(where, name, raw[name])) for name, prop in FLAG_FIELDS.items()
+              if raw.get(name) is not None]
     return OpaOption(tuple(props))
+
+
+def _uri(where: str, name: str, value: Any) -> str:
+    if not is_http_url(value):
+        raise ConfigError(f"{where}.{name}: must be an http:// or https:// URL")
+    if has_credentials(value):
+        raise ConfigError(f"{where}.{name}: must not carry credentials (it is committed to "
+                          "git in every cluster that picks this option)")
+    return str(value)
+
+
+def _flag(where: str, name: str, value: Any) -> str:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{name}: must be true or false")
+    return "true" if value else "false"

@@ -66,15 +66,7 @@ def parse(where: str, raw: Mapping[str, Any]) -> Placement:
     affinity = kube.affinity(raw.get("affinity") or {}, f"{where}.affinity")
     spread = kube.listing(raw.get("topologySpreadConstraints") or [],
                           f"{where}.topologySpreadConstraints", kube.spread_constraint)
-    priority = raw.get("priorityClassName")
-    if priority is not None:
-        priority = kube.dns_subdomain(priority, f"{where}.priorityClassName")
-        if priority.startswith("system-"):
-            # Kubernetes admits system-node-critical / system-cluster-critical only in
-            # kube-system by default: the pods would never be created.
-            raise kube.fail(f"{where}.priorityClassName", f"{priority!r}: the system- priority "
-                            "classes are for cluster components (Kubernetes admits them only in "
-                            "kube-system by default); name a PriorityClass of your own")
+    priority = _priority_class(raw.get("priorityClassName"), f"{where}.priorityClassName")
     return Placement(
         node_selector=selector,
         tolerations=tuple(_plain(t) for t in tolerations),
@@ -82,6 +74,19 @@ def parse(where: str, raw: Mapping[str, Any]) -> Placement:
         topology_spread=tuple(_plain(t) for t in spread),
         priority_class=priority,
     )
+
+
+def _priority_class(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    name = kube.dns_subdomain(value, where)
+    if name.startswith("system-"):
+        # Kubernetes admits system-node-critical / system-cluster-critical only in
+        # kube-system by default: the pods would never be created.
+        raise kube.fail(where, f"{name!r}: the system- priority classes are for cluster "
+                        "components (Kubernetes admits them only in kube-system by default); "
+                        "name a PriorityClass of your own")
+    return name
 
 
 def _plain(value: Any) -> Any:

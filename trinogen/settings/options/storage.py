@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.secrets import PlaceholderError, parse_ref
+from trinogen.secrets import PlaceholderError, settings_ref
+from trinogen.settings.options.fields import is_http_url, property_lines
+from trinogen.settings.options.metadata import SAMPLE
 
 TYPES = ("s3", "gcs", "azure")
 WORKLOAD_IDENTITY = "workload-identity"
@@ -47,7 +49,6 @@ _FIELDS = {
     "gcs": {"type", "project_id", "credentials", "properties"},
     "azure": {"type", "account", "credentials", "properties"},
 }
-_URL = re.compile(r"https?://[^\s/?#]+(/[^\s]*)?")
 _WORD = re.compile(r"[-A-Za-z0-9_.:/@]+")  # regions, project ids, ARNs, KMS key ids
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")  # an Azure storage account name
 
@@ -116,9 +117,9 @@ def _word(where: str, key: str, value: Any, *, required: bool = False) -> str | 
 def _url(where: str, key: str, value: Any) -> str | None:
     if value is None:
         return None
-    if type(value) is not str or not _URL.fullmatch(value) or len(value) > 2048:
+    if not is_http_url(value) or len(value) > 2048:
         raise ConfigError(f"{where}.{key} must be an http:// or https:// URL")
-    return value
+    return str(value)
 
 
 def _flag(where: str, key: str, value: Any) -> bool | None:
@@ -157,8 +158,8 @@ def _credentials(where: str, kind: str, value: Any) -> tuple[tuple[str, str], ..
         if type(ref) is not str:
             raise ConfigError(f"{at}.vault.{key} must be a Vault reference <mount>/<path>#<key>")
         try:  # checked with stand-ins for what each cluster substitutes
-            parse_ref(ref.format(cluster="c", owner="o"))
-        except (PlaceholderError, KeyError, IndexError, ValueError) as e:
+            settings_ref(ref, **SAMPLE)
+        except PlaceholderError as e:
             raise ConfigError(f"{at}.vault.{key}: {e} (only {{cluster}} and {{owner}} are "
                               "substituted)") from e
         out.append((key, ref))
@@ -166,17 +167,13 @@ def _credentials(where: str, kind: str, value: Any) -> tuple[tuple[str, str], ..
 
 
 def _properties(where: str, kind: str, value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}.properties must be a mapping of property names to text")
     prefix = PREFIXES[kind]
-    for key, text in value.items():
+
+    def check_key(key: Any) -> None:
         if type(key) is not str or not key.startswith(prefix) or not _WORD.fullmatch(key):
             raise ConfigError(f"{where}.properties: {key!r} is not a {prefix}* property")
         if key in OWNED[kind]:
             raise ConfigError(f"{where}.properties: {key} comes from the store's own fields "
                               "(region, endpoint, credentials...); set it there")
-        if type(text) is not str or "\n" in text or "${" in text or "{{" in text:
-            raise ConfigError(f"{where}.properties.{key} must be one line of plain text")
-    return tuple(sorted(value.items()))
+
+    return property_lines(where, value, check_key)

@@ -51,35 +51,17 @@ def fault_tolerance(value: Any, server: Mapping[str, tuple[str, str]],
     by_hand = server.get(RETRY_POLICY)
     ft = c.mapping(value, "faultTolerance", required=False)
     if ft is None:
-        # A hand-set retry-policy without faultTolerance stays a plain server property (checked
-        # by the registry), except TASK: no exchange manager can be had that way, and Trino 476
-        # then starts but fails every query (tests/test_trino_real_fte.py). Airlift reads enum
-        # values in any case, so `task` is TASK too.
-        if by_hand is not None and by_hand[0].strip().upper() == "TASK":
-            c.error(by_hand[1], "retry-policy TASK needs an exchange manager, which only "
-                    'faultTolerance gives: write "faultTolerance": {"retryPolicy": "TASK", '
-                    '"exchange": "<an exchange option>"} instead (without one Trino fails every '
-                    "query)")
+        _check_by_hand(by_hand, c)
         return FaultTolerance()
     c.fields(ft, "faultTolerance", FIELDS)
     if by_hand is not None:
         c.error(by_hand[1], "retry-policy is set by faultTolerance.retryPolicy; set it in one "
                 "place (remove it here)")
-    policy = c.string(ft.get("retryPolicy"), "faultTolerance.retryPolicy", max_len=16)
-    if policy is not None and policy not in POLICIES:
-        c.error("faultTolerance.retryPolicy", f"{show(policy)} is not a retry policy: choose "
-                "TASK or QUERY (leave faultTolerance out for none)")
-        policy = None
+    policy = _policy(ft.get("retryPolicy"), c)
     exchange: Exchange | None = c.pick(ft.get("exchange"), "faultTolerance.exchange", options,
                                        "exchange")
-    if policy == "TASK" and ft.get("exchange") is None:
-        c.error("faultTolerance.exchange", "is required with retryPolicy TASK: Trino retries "
-                "tasks from their spooled output, and without an exchange manager every "
-                "query fails")
-    elif policy == "QUERY" and ft.get("exchange") is None:
-        c.warn("faultTolerance.exchange", "without an exchange, Trino retries only queries "
-               "whose output fits its deduplication buffer (exchange.deduplication-buffer-size, "
-               "32MB by default); name an exchange to retry any query")
+    if ft.get("exchange") is None:
+        _without_exchange(policy, c)
     if policy is None:
         return FaultTolerance()
     manager = None
@@ -88,6 +70,40 @@ def fault_tolerance(value: Any, server: Mapping[str, tuple[str, str]],
         if manager is None:
             return FaultTolerance()  # the cluster's identity was invalid (reported already)
     return FaultTolerance(((RETRY_POLICY, policy),), manager)
+
+
+def _check_by_hand(by_hand: tuple[str, str] | None, c: Checker) -> None:
+    """A hand-set retry-policy without faultTolerance stays a plain server property (checked by
+    the registry), except TASK: no exchange manager can be had that way, and Trino 476 then
+    starts but fails every query (tests/test_trino_real_fte.py). Airlift reads enum values in
+    any case, so `task` is TASK too."""
+    if by_hand is not None and by_hand[0].strip().upper() == "TASK":
+        c.error(by_hand[1], "retry-policy TASK needs an exchange manager, which only "
+                'faultTolerance gives: write "faultTolerance": {"retryPolicy": "TASK", '
+                '"exchange": "<an exchange option>"} instead (without one Trino fails every '
+                "query)")
+
+
+def _policy(value: Any, c: Checker) -> str | None:
+    """`retryPolicy`: TASK or QUERY (else reported)."""
+    policy = c.string(value, "faultTolerance.retryPolicy", max_len=16)
+    if policy is not None and policy not in POLICIES:
+        c.error("faultTolerance.retryPolicy", f"{show(policy)} is not a retry policy: choose "
+                "TASK or QUERY (leave faultTolerance out for none)")
+        return None
+    return policy
+
+
+def _without_exchange(policy: str | None, c: Checker) -> None:
+    """TASK needs an exchange; QUERY works without one, for small results only."""
+    if policy == "TASK":
+        c.error("faultTolerance.exchange", "is required with retryPolicy TASK: Trino retries "
+                "tasks from their spooled output, and without an exchange manager every "
+                "query fails")
+    elif policy == "QUERY":
+        c.warn("faultTolerance.exchange", "without an exchange, Trino retries only queries "
+               "whose output fits its deduplication buffer (exchange.deduplication-buffer-size, "
+               "32MB by default); name an exchange to retry any query")
 
 
 def exchange_manager(exchange: Exchange, store: Storage, who: Identity) -> ExchangeManager | None:

@@ -73,7 +73,9 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
             _judge(key, value, path, mounted, c)
     for name, role in sorted(roles.items()):
         for key, value in role.extra_properties if role is not None else ():
-            _judge(key, value, field_path(f"clusterConfig.{name}.properties", key), mounted, c)
+            if key in REFUSED or file_paths(key, value):
+                _judge(key, value, field_path(f"clusterConfig.{name}.properties", key),
+                       mounted, c)
     for conn in connectors:
         _judge_catalog(conn, mounted, c)
 
@@ -88,7 +90,8 @@ def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
         # registry check says so); its files matter only with fs.hadoop.enabled=true.
         if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
             continue
-        _judge(key, text, field_path(base, "properties", key), mounted, c)
+        if key in REFUSED or file_paths(key, text):  # the path is built only when needed
+            _judge(key, text, field_path(base, "properties", key), mounted, c)
 
 
 def _judge(key: str, value: str, path: str, mounted: Mounted, c: Checker) -> None:

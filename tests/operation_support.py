@@ -13,22 +13,15 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import CHART, helm_python
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.settings import Settings
 from trinogen.settings.named import parse_kind
 from trinogen.source import doc_key
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-
-CHART_MARKS = [
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-]
+CHART_MARKS = CHART  # the marks of the chart tests (tests.marks)
 
 PLACEMENTS: dict[str, Any] = {
     "spot": {

@@ -16,22 +16,15 @@ import pytest
 import yaml
 
 from tests import javaprops
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import CHART, helm_python
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.settings import Settings
 from trinogen.settings.checks import check
 from trinogen.settings.named import parse_kind
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-
-pytestmark = [
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-]
+pytestmark = CHART
 
 STORAGE = {
     "lake-minio": {"type": "s3", "region": "us-east-1", "endpoint": "http://minio.data:9000",

@@ -14,22 +14,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import CHART_DIR, needs
+from tests.conftest import CHART_DIR
+from tests.marks import CHART, helm_python
 from tests.test_chart import render_through_chart
 from tests.test_workload import OPTIONS, doc, outcome, with_options
 from trinogen.model import Cluster
 from trinogen.render import Renderer
 from trinogen.settings import Settings
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-
-pytestmark = [
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-]
+pytestmark = CHART
 
 ROLES = ("coordinator", "worker")
 MONITOR_LABELS = {"release": "kube-prom", "team": "platform"}

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from tests import k8s_schema, kitchen_sink, pod_security
-from tests.conftest import CHART_DIR, SCHEMAS, needs
+from tests.conftest import CHART_DIR, SCHEMAS
+from tests.marks import CHART, helm_python
 from tests.test_chart import render_through_chart
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.model.library import parse_library
@@ -30,15 +31,7 @@ from trinogen.render import Renderer
 from trinogen.settings import Settings, load_settings
 from trinogen.source import doc_key
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-
-pytestmark = [
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-]
+pytestmark = CHART
 
 CID = kitchen_sink.CID
 NAMESPACE = f"trino-{CID}"

@@ -34,26 +34,12 @@ from typing import Any, ClassVar
 import pytest
 
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import REAL_TRINO, helm_python, trino
 from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
 from trinogen.settings.options.opa import parse as parse_opa
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-try:
-    import trino
-except ImportError:  # pragma: no cover - depends on the environment
-    trino = None
-
-pytestmark = [
-    pytest.mark.slow,
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-    needs(ts.java_available(), f"no Java at {ts.JAVA_HOME} (Trino needs Java >= 24)"),
-]
+pytestmark = REAL_TRINO
 
 # One more change for a laptop: the pods re-read the rules every 60s (security.refresh-period);
 # here every 2s, so the refresh is seen without waiting a minute. Nothing else depends on it.

@@ -25,30 +25,14 @@ import pytest
 import yaml
 
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import REAL_TRINO, helm_python
 from tests.test_trino_real import BOOT_TIMEOUT, DEAD_METASTORE, for_laptop, heap_factor
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.source import doc_key
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-try:
-    import trino
-except ImportError:  # pragma: no cover - depends on the environment
-    trino = None
-
-pytestmark = [
-    pytest.mark.slow,
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-    needs(ts.java_available(),
-          f"no Java at {ts.JAVA_HOME} (Trino {ts.TRINO_VERSION} needs Java >= 24; set "
-          "TRINOGEN_TEST_JAVA_HOME)"),
-]
+pytestmark = REAL_TRINO
 
 CID = "files"
 CORE_SITE = ("<?xml version=\"1.0\"?>\n<configuration>\n  <property>\n"

@@ -24,7 +24,8 @@ import pytest
 
 from tests import javaprops
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import REAL_TRINO, helm_python, trino
 from tests.test_trino_real import (
     BOOT_TIMEOUT,
     Pods,
@@ -35,23 +36,7 @@ from tests.test_trino_real import (
 from trinogen.settings import Settings
 from trinogen.settings.named import parse_kind
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-try:
-    import trino
-    import trino.exceptions
-except ImportError:  # pragma: no cover - depends on the environment
-    trino = None
-
-pytestmark = [
-    pytest.mark.slow,
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-    needs(ts.java_available(), f"no Java >= 24 at {ts.JAVA_HOME} (set TRINOGEN_TEST_JAVA_HOME)"),
-]
+pytestmark = REAL_TRINO
 
 EXCHANGE_FILE = "/etc/trino/exchange-manager.properties"
 STORAGE = {

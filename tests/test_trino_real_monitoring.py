@@ -27,29 +27,15 @@ import pytest
 import yaml
 
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings, needs
+from tests.conftest import CHART_DIR, demo_settings
+from tests.marks import REAL_TRINO, helm_python
 from tests.test_chart import render_through_chart
 from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor, render_pods
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.settings import Settings
 
-try:
-    import helm_python
-except ImportError:  # pragma: no cover - depends on the environment
-    helm_python = None
-try:
-    import trino
-except ImportError:  # pragma: no cover - depends on the environment
-    trino = None
-
-pytestmark = [
-    pytest.mark.slow,
-    needs(helm_python is not None, "helm-python-sdk is not installed (pip install -e '.[test]')"),
-    needs(trino is not None, "the Trino client is not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-    needs(ts.java_available(), f"no Java at {ts.JAVA_HOME} (Trino needs Java >= 24)"),
-]
+pytestmark = REAL_TRINO
 
 EXPORTER = ("io.prometheus.jmx", "jmx_prometheus_httpserver", "1.0.1", "jar")
 DOC = {"_id": "trino-real-metrics", "clusterId": "metrics", "owner": "qa_team", "enabled": True,

@@ -668,6 +668,8 @@ def test_refused_batch_is_reported_and_later_changes_still_sync(tmp_path: Path,
             rig.change("analytics-prod", "enabled", True, event=False)  # a person fixes it
             w.at.next_reconcile = 0.0  # as if watch.reconcile_seconds had passed
             running.wait(lambda: w.metrics.counts["syncs_full_pushed"] == 2, "the reconcile")
+            # The count rises a moment before the batch's outcome clears "degraded": wait for it.
+            running.wait(lambda: w.health()[1]["status"] == "ok", "health back to ok")
             assert w.health()[:1] == (200,) and w.health()[1]["status"] == "ok"
             assert not any("etl-batch" in p for p in rig.tree())  # one prune: allowed now
     finally:

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from trinogen.errors import ConfigError
 from trinogen.redact import has_credentials, redact_url
 from trinogen.settings.options import metadata
-from trinogen.settings.options.exchange import scheme_problem
 from trinogen.settings.types import Settings
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -129,7 +128,7 @@ def _check_exchanges(s: Settings) -> None:
         if store.type == "azure" and store.vault and store.account is None:
             raise ConfigError(f"exchange.{name}.storage: the exchange takes an Azure access "
                               f"key only with its account: set storage.{ex.storage}.account")
-        problem = scheme_problem(ex, store.type, store.account)
+        problem = ex.scheme_problem(store.type, store.account)
         if problem is not None:
             raise ConfigError(f"exchange.{name}.location: {problem}")
 def _check_monitoring(s: Settings) -> None:

@@ -45,6 +45,20 @@ class Exchange:
         """The base directories of one cluster."""
         return tuple(loc.format(cluster=cluster, owner=owner) for loc in self.locations)
 
+    def scheme_problem(self, storage_type: str, account: str | None) -> str | None:
+        """Why the locations do not fit a store (wrong scheme or account), or None."""
+        schemes = SCHEMES[storage_type]
+        for loc in self.locations:
+            m = _LOCATION.fullmatch(loc.format(**SAMPLE))
+            assert m is not None  # parse() checked it
+            if m["scheme"] not in schemes:
+                return (f"location {loc!r} is not on a {storage_type} store (use "
+                        f"{' or '.join(s + '://' for s in schemes)})")
+            host = m["authority"].rpartition("@")[2]
+            if account is not None and not host.startswith(f"{account}."):
+                return f"location {loc!r} is not in the storage account {account!r}"
+        return None
+
 
 def parse(where: str, raw: Mapping[str, Any]) -> Exchange:
     """One `exchange.<name>` entry; ConfigError naming `exchange.<name>.<field>`."""
@@ -81,21 +95,6 @@ def _location(where: str, loc: Any) -> None:
         # delete them when their queries end.
         raise ConfigError(f"{where}.location {loc!r} must contain {{cluster}}: every cluster "
                           "needs its own exchange prefix")
-
-
-def scheme_problem(exchange: Exchange, storage_type: str, account: str | None) -> str | None:
-    """Why the locations do not fit the storage (wrong scheme or account), or None."""
-    schemes = SCHEMES[storage_type]
-    for loc in exchange.locations:
-        m = _LOCATION.fullmatch(loc.format(**SAMPLE))
-        assert m is not None  # parse() checked it
-        if m["scheme"] not in schemes:
-            return (f"location {loc!r} is not on a {storage_type} store (use "
-                    f"{' or '.join(s + '://' for s in schemes)})")
-        host = m["authority"].rpartition("@")[2]
-        if account is not None and not host.startswith(f"{account}."):
-            return f"location {loc!r} is not in the storage account {account!r}"
-    return None
 
 
 def _properties(where: str, value: Any) -> tuple[tuple[str, str], ...]:

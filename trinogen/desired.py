@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from trinogen import model
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
     Classified,
@@ -24,9 +25,9 @@ from trinogen.model import (
     Disabled,
     Failed,
     RawDocument,
-    classify_all,
     declares_stopped,
     field_path,
+    settled,
 )
 from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.plan import DesiredFile
@@ -108,7 +109,7 @@ def build_desired(
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library))
-    classified = Classified.of(classify_all(served.misses, settings, library))
+    classified = _classify(served.misses, settings, library)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed])
@@ -117,8 +118,7 @@ def build_desired(
                            reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
-    rotated = Classified.of(classify_all(served.drop_stale(secrets.versions, secrets.errors),
-                                         settings, library))
+    rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library)
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
@@ -130,6 +130,19 @@ def build_desired(
         _collect_masks(desired, clusters, secrets)
     desired.extra = served.root_app(renderer.render_root_app)
     return desired
+
+
+def _classify(raws: list[RawDocument], settings: Settings, library: Library) -> Classified:
+    """Validate what the cache could not serve. Disabled documents are settled from their raw
+    bodies (they claim no clusterId), so when nothing else is left, as in a sync where nothing
+    changed, the validator is not even imported (`trinogen.model` loads it on first use)."""
+    disabled = []
+    for raw in raws:
+        outcome = settled(raw)
+        if not isinstance(outcome, Disabled):
+            return Classified.of(model.classify_all(raws, settings, library))
+        disabled.append(outcome)
+    return Classified.of(disabled)
 
 
 def _shared_catalogs(

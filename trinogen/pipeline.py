@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trinogen import model
 from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
 from trinogen.errors import ConfigError
-from trinogen.model import Classified, classify_all
+from trinogen.model import Classified
 from trinogen.plan import Guards, Layout, Plan, unified_diff
 from trinogen.ports import DocumentSource, ReaderFactory, RenderCacheStore, Repository
 from trinogen.publish import Planner, Published, plan_failures, publish
@@ -63,7 +64,7 @@ def validate(settings: Settings, source: DocumentSource) -> Report:
     raws = source.read_all()
     # validate always reads the library: a catalog nobody uses yet is judged too
     library = read_library(source, raws, settings, always=True)
-    c = Classified.of(classify_all(raws, settings, library))
+    c = Classified.of(model.classify_all(raws, settings, library))
     report = Report("validate", failed=[*library.failed, *c.failed], rendered=[x.cluster_id for x in c.clusters],
                     disabled=[d.cluster_id or d.doc_id for d in c.disabled])
     for cluster in c.clusters:

@@ -12,6 +12,7 @@ The package, one job per module:
 - `units`: JVM sizes, Trino data sizes, Kubernetes quantities;
 - `rules`: what the chart, Trino and Kubernetes allow (limits, names, reserved keys, memory);
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
+- `raw`: what a raw document says before validation (its label, claimed clusterId, `stopped`);
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
 - `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);
@@ -23,18 +24,22 @@ The package, one job per module:
 - `server_secrets`: secret placeholders in server properties, bound like a catalog's;
 - `auth`: the `authentication` option a document picks, as Trino and the chart need it.
 - `operation`: placement per role, disruption option, `stopped`; `shutdown`: the shutdown budget.
+
+The validator (`document` and every feature's reader it calls) is imported on first use of
+`classify`, `classify_all` or `deep_merge`: a sync whose documents the render cache serves never
+validates, and its start-up time does not grow with every feature (docs/benchmarks.md).
 """
 
+from typing import TYPE_CHECKING
+
 from trinogen.model.checker import Checker, field_path, text_ok, type_name
-from trinogen.model.document import (
+from trinogen.model.raw import (
     claimed_cluster_id,
-    classify,
-    classify_all,
-    deep_merge,
+    declares_stopped,
     document_label,
     enabled_claims,
+    settled,
 )
-from trinogen.model.operation import declares_stopped
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_DEFAULT_PER_NODE,
@@ -73,6 +78,21 @@ from trinogen.model.types import (
     ServerSecret,
     ServiceAccount,
 )
+
+if TYPE_CHECKING:
+    from trinogen.model.document import classify, classify_all, deep_merge
+
+_VALIDATOR = frozenset({"classify", "classify_all", "deep_merge"})
+
+
+def __getattr__(name: str) -> object:
+    """`classify`, `classify_all` and `deep_merge`, importing the validator on first use."""
+    if name in _VALIDATOR:
+        from trinogen.model import document
+
+        return getattr(document, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CHART_CONFIG_KEYS",
@@ -118,6 +138,7 @@ __all__ = [
     "document_label",
     "enabled_claims",
     "field_path",
+    "settled",
     "text_ok",
     "type_name",
 ]

@@ -10,7 +10,7 @@ clusterIds).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trinogen.errors import Problem
@@ -25,13 +25,12 @@ from trinogen.model.files import attached_files
 from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
+from trinogen.model.raw import document_label, enabled_claims, settled
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
     LABEL_VALUE,
     MAX_CLUSTER_ID,
-    MAX_DEPTH,
-    MAX_DOC_ID,
     MAX_INT,
     TOP_FIELDS,
     TRINO_VERSION,
@@ -39,7 +38,7 @@ from trinogen.model.rules import (
 from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
-from trinogen.model.types import Cluster, Connector, Disabled, Failed, Outcome, RawDocument
+from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
 from trinogen.model.workload import workload
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
@@ -58,44 +57,14 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def nests_deeper(value: Any, limit: int) -> bool:
-    """True when `value` nests deeper than `limit` (checked before anything recurses)."""
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, depth + 1) for v in item)
-    return False
-
-
-def document_label(raw: RawDocument) -> str:
-    """How messages name a document: its clusterId when usable, else its _id."""
-    cid = raw.body.get("clusterId") if isinstance(raw.body, MAPS) else None
-    if type(cid) is str and CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
-        return cid
-    return f"_id={raw.doc_id}"
-
-
-def claimed_cluster_id(raw: RawDocument) -> str | None:
-    """The clusterId a document claims, when it is a valid one (used to keep its files)."""
-    label = document_label(raw)
-    return None if label.startswith("_id=") else label
-
-
 def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY) -> Outcome:
     """Validate one document (defaults and profile merged underneath it); `library` holds the
     shared catalogs its connectors may reference."""
     label = document_label(raw)
+    done = settled(raw, label)
+    if done is not None:
+        return done
     cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
-    refused = _refused(raw, label, cid)
-    if refused is not None:
-        return refused
-    if raw.body.get("enabled") is False:
-        return Disabled(raw.doc_id, cid)
     c = Checker(label, settings.validation.unknown_fields)
     cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
     if c.problems or cluster is None:
@@ -103,24 +72,6 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
             c.error("", "invalid document")
         return Failed(raw.doc_id, cid, tuple(dict.fromkeys(c.problems)))
     return cluster
-
-
-def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
-    """A document that is not walked at all: unreadable, not an object, too deep, _id too long."""
-    if raw.unreadable:
-        return Failed(raw.doc_id, cid, (Problem(label, "", raw.unreadable),))
-    if not isinstance(raw.body, MAPS):
-        return Failed(raw.doc_id, None, (Problem(label, "", "the document is not an object"),))
-    if nests_deeper(raw.body, MAX_DEPTH):
-        return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels; "
-                                                "no field does: remove the extra levels"),))
-    if len(raw.doc_id) > MAX_DOC_ID:
-        short = label if cid else label[:100] + "..."
-        return Failed(raw.doc_id, cid, (Problem(
-            short, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "
-            f"trinogen records it in every file header, which holds at most {MAX_DOC_ID}: give "
-            "the document a shorter _id"),))
-    return None
 
 
 def classify_all(raws: Iterable[RawDocument], settings: Settings,
@@ -143,21 +94,6 @@ def classify_all(raws: Iterable[RawDocument], settings: Settings,
             prior = o.problems if isinstance(o, Failed) else ()
             outcomes[i] = Failed(o.doc_id, cid, (*prior, problem))
     return outcomes
-
-
-def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
-    """clusterId -> indexes of the documents claiming it, disabled documents left out.
-
-    More than one index means duplicates. Needs only the raw documents, so the render cache can
-    ask it without validating anything.
-    """
-    claims: dict[str, list[int]] = {}
-    for i, raw in enumerate(raws):
-        if isinstance(raw.body, MAPS) and raw.body.get("enabled") is not False:
-            cid = claimed_cluster_id(raw)
-            if cid is not None:
-                claims.setdefault(cid, []).append(i)
-    return claims
 
 
 def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[str, Any]:
@@ -215,8 +151,9 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
-    check_owned(d.get("authentication") if auth else None, _server_keys(props, sizing), c)
-    check_private(auth, _document_uses(bind, found), c)
+    if auth is not None:  # what the picked option owns, the document may not set or read
+        check_owned(d.get("authentication"), _server_keys(props, sizing), c)
+        check_private(auth, _document_uses(bind, found), c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)

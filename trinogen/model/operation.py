@@ -63,21 +63,3 @@ def _check_scale_in(budget: int, c: Checker) -> None:
                f"a worker's shutdown budget is {budget} s, longer than the longest scale-down "
                f"period an HPA accepts ({MAX_POLICY_PERIOD_SECONDS} s): scale-in may drain two "
                "workers at once")
-
-
-def declares_stopped(body: Mapping[str, Any], settings: Settings) -> bool:
-    """Whether a (valid) document, with its defaults and profile, says `stopped: true`.
-
-    For documents the render cache serves, which are not validated again: the same layering as
-    `classify` (the last layer that names the field wins; null removes it).
-    """
-    layers: list[Mapping[str, Any]] = [settings.defaults]
-    profile = body.get("profile")
-    if isinstance(profile, str) and profile in settings.profiles:
-        layers.append(settings.profiles[profile])
-    layers.append(body)
-    value = None
-    for layer in layers:
-        if "stopped" in layer:
-            value = layer["stopped"]
-    return value is True

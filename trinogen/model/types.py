@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
-from trinogen.settings.options.disruption import Disruption
-from trinogen.settings.options.placement import Placement
+
+if TYPE_CHECKING:  # the option modules load with the settings that name them (settings/named)
+    from trinogen.settings.options.disruption import Disruption
+    from trinogen.settings.options.placement import Placement
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,9 @@ class Cluster:
     def namespace(self) -> str:
         return f"trino-{self.cluster_id}"
 
-    @property
+    # Asked by the renderer, the render cache and the secret reads: computed once per Cluster
+    # (a frozen value, so the answer cannot change).
+    @cached_property
     def secret_uses(self) -> tuple[SecretUse, ...]:
         """The placeholders carried as environment variables (the cluster's env Secret)."""
         seen: dict[str, SecretUse] = {}
@@ -229,7 +234,7 @@ class Cluster:
             seen.setdefault(s.use.env, s.use)
         return tuple(sorted(seen.values(), key=lambda u: u.env))
 
-    @property
+    @cached_property
     def vault_uses(self) -> tuple[SecretUse, ...]:
         """Every Vault value the cluster needs: its environment and its file Secrets."""
         return (*self.secret_uses, *(u for f in self.file_secrets for u in f.secret_uses))

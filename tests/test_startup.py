@@ -1,0 +1,66 @@
+"""What a sync loads: one whose documents the render cache serves never validates, so it imports
+neither the validator nor the parsers of option kinds its settings do not name (the no-op's
+start-up time, docs/benchmarks.md). Asserted on the real CLI: the modules a run leaves in
+`sys.modules`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import ROOT, demo_env, example_docs
+from trinogen.settings import named
+
+VALIDATOR = "trinogen.model.document"
+
+
+# Runs the CLI as `python -m trinogen.cli sync` does and writes the loaded modules at exit.
+_RUN = """
+import atexit, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["trinogen", "sync"]
+runpy.run_module("trinogen.cli", run_name="__main__")
+"""
+
+
+def _sync_imports(env: dict[str, str], tmp_path: Path) -> set[str]:
+    """The modules one `trinogen sync` imported (it must succeed)."""
+    out = tmp_path / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", _RUN, str(out)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return set(out.read_text().split())
+
+
+def _docs() -> list[dict[str, Any]]:
+    disabled = {**example_docs()[0], "_id": "off-1", "clusterId": "switched-off",
+                "enabled": False}
+    return [*example_docs(), disabled]
+
+
+def test_a_sync_with_nothing_to_validate_loads_no_validator(tmp_path: Path) -> None:
+    """The first sync validates (and loads the validator); the second, with every enabled
+    document served by the render cache and one disabled document, does not."""
+    env = {**os.environ, **demo_env(tmp_path, _docs())}
+    assert VALIDATOR in _sync_imports(env, tmp_path)
+    again = _sync_imports(env, tmp_path)
+    assert VALIDATOR not in again
+    assert not {m for m in again if m.startswith("trinogen.model.")} & {
+        "trinogen.model.roles", "trinogen.model.connectors", "trinogen.model.assemble"}
+
+
+def test_settings_load_only_the_option_parsers_of_the_kinds_they_name(tmp_path: Path) -> None:
+    """The demo settings name some option kinds: only those kinds' parsers are imported."""
+    named_here = set(yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())) & set(named.KINDS)
+    assert named_here and set(named.KINDS) - named_here  # both sides of the rule are exercised
+    env = {**os.environ, **demo_env(tmp_path, _docs())}
+    _sync_imports(env, tmp_path)
+    loaded = _sync_imports(env, tmp_path)
+    for kind in named.KINDS:
+        assert (named.KINDS[kind] in loaded) == (kind in named_here), kind

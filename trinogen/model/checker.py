@@ -7,6 +7,7 @@ everything at once. Messages name types the way a document author sees them (BSO
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -56,11 +57,21 @@ def field_path(base: str, *parts: str | int) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif len(part) <= 80 and _SIMPLE_KEY.fullmatch(part):
-            out += f".{part}" if out else part
-        else:  # odd or huge keys (a 10 MB key must not become a 10 MB message)
-            out += f"[{json.dumps(part[:60])}{'...' if len(part) > 60 else ''}]"
+            continue
+        step = _key_step(part) if len(part) <= 80 else _odd_key(part)
+        out = step[1:] if not out and step[0] == "." else out + step
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_step(key: str) -> str:
+    """How a short key extends a path (property names repeat in every document: cached)."""
+    return f".{key}" if _SIMPLE_KEY.fullmatch(key) else _odd_key(key)
+
+
+def _odd_key(key: str) -> str:
+    # odd or huge keys (a 10 MB key must not become a 10 MB message)
+    return f"[{json.dumps(key[:60])}{'...' if len(key) > 60 else ''}]"
 
 
 def show(value: Any) -> str:

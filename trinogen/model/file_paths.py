@@ -19,8 +19,9 @@ from trinogen.model.files import FILES_DIR, SECRET_FILES_DIR
 from trinogen.model.properties import Props
 from trinogen.model.rules import CHART_CONFIG_KEYS
 from trinogen.model.types import Connector, FileConfigMap, FileSecret, Mount, Role
+from trinogen.secrets import BoundSegment
 from trinogen.trino.checks import HADOOP_RESOURCES
-from trinogen.trino.paths import REFUSED, file_paths
+from trinogen.trino.paths import REFUSED, file_paths, names_files
 
 HADOOP_SWITCH = "fs.hadoop.enabled"
 
@@ -82,16 +83,21 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
 
 def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
     """Judge one catalog's properties, each placeholder read as the text the document wrote."""
+    keys = [key for key, _ in conn.properties if key in REFUSED or names_files(key)]
+    if not keys:  # most catalogs: no property names a file
+        return
     base = f"connectors[{json.dumps(conn.name)}]"
-    texts = {key: "".join(s if isinstance(s, str) else s.placeholder.text for s in segments)
-             for key, segments in conn.properties}
-    for key, text in texts.items():
+    texts = {key: _text(segments) for key, segments in conn.properties}
+    for key in keys:
         # Without legacy Hadoop Trino does not read hive.config.resources at all (the
         # registry check says so); its files matter only with fs.hadoop.enabled=true.
         if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
             continue
-        if key in REFUSED or file_paths(key, text):  # the path is built only when needed
-            _judge(key, text, field_path(base, "properties", key), mounted, c)
+        _judge(key, texts[key], field_path(base, "properties", key), mounted, c)
+
+
+def _text(segments: tuple[BoundSegment, ...]) -> str:
+    return "".join(s if isinstance(s, str) else s.placeholder.text for s in segments)
 
 
 def _judge(key: str, value: str, path: str, mounted: Mounted, c: Checker) -> None:

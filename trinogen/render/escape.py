@@ -37,7 +37,7 @@ def yaml_scalar(value: Any) -> str:
         return _yaml_number(value)
     if isinstance(value, Secret):
         return yaml_scalar(value.reveal())
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: the ABC check is slow
         items = ", ".join(f"{_yaml_str(str(k))}: {yaml_scalar(v)}" for k, v in sorted(value.items()))
         return "{" + items + "}"
     if isinstance(value, (list, tuple)):

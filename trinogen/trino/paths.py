@@ -75,6 +75,11 @@ REFUSED = {
 }
 
 
+def names_files(key: str) -> bool:
+    """Whether a property may name files (its value decides which, if any: `file_paths`)."""
+    return key in LISTS or key in SINGLE or key.endswith(SUFFIXES)
+
+
 def file_paths(key: str, value: str) -> tuple[str, ...] | None:
     """The files a property's value names, or None when the property names no file.
 

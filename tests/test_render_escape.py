@@ -9,6 +9,7 @@ import yaml
 
 from tests import javaprops
 from trinogen.render.escape import (
+    Constant,
     helm_escape,
     helm_unescape,
     prop_key,
@@ -57,6 +58,19 @@ def test_yaml_scalar_text(value: Any, text: str) -> None:
 def test_yaml_scalar_reads_back_as_the_value(value: Any) -> None:
     """PyYAML's safe loader reads each scalar back as exactly the value."""
     assert yaml.safe_load(f"k: {yaml_scalar(value)}\n") == {"k": value}
+
+
+@pytest.mark.parametrize("value", [
+    {}, {"runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}},
+    {"drop": ["ALL"], "yes": "no", "n": None},
+])
+def test_a_constant_reads_as_its_mapping(value: dict[str, Any]) -> None:
+    """A Constant is emitted once, as its mapping reads back, nested in other values too, and is
+    an ordinary mapping to templates."""
+    const = Constant(value)
+    assert yaml.safe_load(f"k: {yaml_scalar(const)}\n") == {"k": value}
+    assert yaml.safe_load(f"k: {yaml_scalar({'outer': [const]})}\n") == {"k": {"outer": [value]}}
+    assert const == value and dict(const.items()) == value and len(const) == len(value)
 
 
 def test_yaml_scalar_refuses_unknown_types() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trinogen.secrets import Secret
@@ -29,6 +29,26 @@ _YAML_WORDS = frozenset(
 )
 
 
+class Constant(Mapping[str, Any]):
+    """A mapping fixed for good (a platform constant such as a security context): reads like any
+    mapping in a template, and its YAML is emitted once instead of for every cluster."""
+
+    __slots__ = ("_items", "yaml")
+
+    def __init__(self, items: Mapping[str, Any]) -> None:
+        self._items = dict(items)
+        self.yaml = yaml_scalar(self._items)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 def yaml_scalar(value: Any) -> str:
     """One YAML scalar (or a flow collection) that a YAML parser reads back as exactly `value`."""
     if isinstance(value, str):
@@ -37,6 +57,8 @@ def yaml_scalar(value: Any) -> str:
         return _yaml_number(value)
     if isinstance(value, Secret):
         return yaml_scalar(value.reveal())
+    if isinstance(value, Constant):
+        return value.yaml
     if isinstance(value, (dict, Mapping)):  # dict first: the ABC check is slow
         items = ", ".join(f"{_yaml_str(str(k))}: {yaml_scalar(v)}" for k, v in sorted(value.items()))
         return "{" + items + "}"

@@ -12,23 +12,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from trinogen.render.escape import Constant
+
 # uid/gid 1000 is the `trino` user of the trinodb/trino image (the chart's default as well).
-_POD: Mapping[str, Any] = {
+# Constants: the same in every cluster's values.yaml, so their YAML is emitted once.
+_POD = Constant({
     "runAsUser": 1000,
     "runAsGroup": 1000,
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
-}
-_CONTAINER: Mapping[str, Any] = {
+})
+_CONTAINER = Constant({
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
-}
+})
 
 
 def security_contexts(mode: str) -> Mapping[str, Mapping[str, Any]]:
-    """The chart values for `pods.security`: {} keeps the chart's own (mode "chart")."""
+    """The chart values for `pods.security`, keys sorted: {} keeps the chart's own ("chart")."""
     if mode == "restricted":
-        return {"securityContext": _POD, "containerSecurityContext": _CONTAINER}
+        return {"containerSecurityContext": _CONTAINER, "securityContext": _POD}
     return {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trinogen.model import Cluster
-from trinogen.render.escape import helm_escape
+from trinogen.render.escape import Constant, helm_escape
 from trinogen.settings import Settings
 
 # The chart's own ports for the JVM's RMI registry and server (values.yaml `jmx.*Port`), written
@@ -29,12 +29,12 @@ BUILTIN_EXPORTER_CONFIG = (
 # The sidecar's container securityContext: what Pod Security `restricted` asks of every container
 # (the chart's default is {}, which a namespace enforcing `restricted` refuses). bitnami's image
 # runs as a non-root user.
-EXPORTER_SECURITY_CONTEXT = {
+EXPORTER_SECURITY_CONTEXT = Constant({
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
     "runAsNonRoot": True,
     "seccompProfile": {"type": "RuntimeDefault"},
-}
+})
 # Labels the chart's values.yaml gives every ServiceMonitor; Helm merges maps, so one the
 # settings do not name is set to null (removed) to give the ServiceMonitor exactly theirs.
 CHART_SERVICE_MONITOR_LABELS = ("prometheus",)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.access_rules import check_rules, strict_fields
 from trinogen.model.checker import Checker
 from trinogen.model.types import AccessControl
 from trinogen.settings import Settings
-from trinogen.settings.options.opa import OpaOption
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.opa import OpaOption
 
 FIELD = "accessControl"
 # How often Trino re-reads the rules file (security.refresh-period): a changed ConfigMap reaches
@@ -38,9 +40,9 @@ def access_control(value: Any, settings: Settings, c: Checker) -> AccessControl 
                 "settings' defaults or profile is removed with null)")
         return None
     if "opa" in spec:
-        option = c.pick(spec["opa"], f"{FIELD}.opa", settings.options("opa"), "opa",
-                        required=True)
-        if not isinstance(option, OpaOption):
+        option: OpaOption | None = c.pick(spec["opa"], f"{FIELD}.opa", settings.options("opa"),
+                                          "opa", required=True)
+        if option is None:
             return None
         return AccessControl(properties=(("access-control.name", "opa"), *option.properties))
     rules = check_rules(spec["rules"], f"{FIELD}.rules", c)

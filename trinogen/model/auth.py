@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from trinogen.model.checker import Checker
 from trinogen.model.server_secrets import env_reference
 from trinogen.model.types import Authentication, FileSecret, ServerSecret
 from trinogen.secrets import PlaceholderError, SecretUse, settings_use
 from trinogen.settings import Settings
-from trinogen.settings.options.authentication import AuthOption
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.authentication import AuthOption
 
 FIELD = "authentication"
 TLS_DIR = "/etc/trino/tls"  # the keystore Secret, on the coordinator only
@@ -57,8 +60,8 @@ def owned(key: str) -> bool:
 def authentication(value: object, s: Settings, cluster_id: str | None, owner: str | None,
                    c: Checker) -> AuthParts | None:
     """The option a document picked (None: none picked, or reported)."""
-    option = c.pick(value, FIELD, s.options(FIELD), FIELD)
-    if not isinstance(option, AuthOption) or cluster_id is None or owner is None:
+    option: AuthOption | None = c.pick(value, FIELD, s.options(FIELD), FIELD)
+    if option is None or cluster_id is None or owner is None:
         return None
     return _Builder(str(value), option, cluster_id, owner, c).build()
 

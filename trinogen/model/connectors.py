@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, field_path, show, text_ok
 from trinogen.model.library import NO_LIBRARY, Library, resolve
@@ -27,7 +27,9 @@ from trinogen.model.trino import TrinoCheck
 from trinogen.model.types import Connector
 from trinogen.secrets import BoundSegment, PlaceholderError, bind
 from trinogen.settings import SecretSettings
-from trinogen.settings.options.storage import Storage
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.storage import Storage
 
 CatalogEntries = tuple[tuple[str, tuple[BoundSegment, ...]], ...]
 
@@ -166,10 +168,11 @@ def catalog_properties(
         bound = binding.bind(text, kpath, c)
         if bound is not None:
             entries.append((key, bound))
-    for key, bound in storage_properties(storage, path, props, binding.stores,
-                                         Identity(binding.cluster_id, binding.owner), trino, c):
-        entries.append((key, bound))
-        texts[key] = (_env_text(bound), f"{path}.storage")
+    if storage is not None:  # a store picked: its file-system properties join the catalog
+        for key, bound in storage_properties(storage, path, props, binding.stores,
+                                             Identity(binding.cluster_id, binding.owner), trino, c):
+            entries.append((key, bound))
+            texts[key] = (_env_text(bound), f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries), size

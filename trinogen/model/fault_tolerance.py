@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, show
 from trinogen.model.storage import Identity, vault_uses
 from trinogen.model.types import ExchangeManager
 from trinogen.secrets import BoundSegment, SecretUse
-from trinogen.settings.options.exchange import Exchange
-from trinogen.settings.options.storage import Storage
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.exchange import Exchange
+    from trinogen.settings.options.storage import Storage
 
 RETRY_POLICY = "retry-policy"
 POLICIES = ("TASK", "QUERY")

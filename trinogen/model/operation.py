@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.shutdown import MAX_POLICY_PERIOD_SECONDS, termination_grace
 from trinogen.settings import Settings
-from trinogen.settings.options.disruption import Disruption
-from trinogen.settings.options.placement import Placement
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.disruption import Disruption
+    from trinogen.settings.options.placement import Placement
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.trino import TrinoCheck
 from trinogen.secrets import BoundSegment, SecretUse, settings_use
-from trinogen.settings.options.storage import PREFIXES, Storage
 from trinogen.trino.checks import LAKE_CONNECTORS
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.storage import Storage
 
 # Each store type's native file-system switch, as Trino >= 458 names it, and the name Trino
 # 483 gave it (the old one stays as a deprecated alias there).
@@ -58,7 +60,7 @@ def storage_properties(value: Any, path: str, props: Mapping[str, Any],
         return []
     owned = owned_keys(store.type)
     for key in props:
-        if key in owned or key.startswith(PREFIXES[store.type]):
+        if key in owned or key.startswith(store.prefix):
             c.error(field_path(path, "properties", key), f"is written by the storage option "
                     f"{show(value)} ({spath}): storage is set in one place; remove it here "
                     "(the platform tunes the store in the settings)")

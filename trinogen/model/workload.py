@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, show
 from trinogen.model.types import Ingress, ServiceAccount
 from trinogen.settings import Settings
 from trinogen.settings.options import metadata
-from trinogen.settings.options.authentication import AuthOption
-from trinogen.settings.options.ingress import IngressOption
-from trinogen.settings.options.service_accounts import ServiceAccountOption
+
+if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.settings.options.authentication import AuthOption
+    from trinogen.settings.options.ingress import IngressOption
+    from trinogen.settings.options.service_accounts import ServiceAccountOption
 
 MONITORING_FIELDS = ("jmx", "serviceMonitor")
 

@@ -71,6 +71,11 @@ class Storage:
     properties: tuple[tuple[str, str], ...] = ()  # extra catalog lines in the type's namespace
 
     @property
+    def prefix(self) -> str:
+        """The prefix of this file system's catalog properties (`s3.`, `gcs.`, `azure.`)."""
+        return PREFIXES[self.type]
+
+    @property
     def workload_identity(self) -> bool:
         return not self.vault
 

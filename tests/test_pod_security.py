@@ -228,3 +228,16 @@ def test_an_unknown_pods_security_mode_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="pods.security is 'baseline'; choose one of: "
                                           "restricted, chart"):
         load_settings(environ={}, overrides={"pods.security": "baseline"})
+
+
+@pytest.mark.parametrize("mode", ["restricted", "chart"])
+def test_the_precomputed_lines_hold_the_same_contexts(mode: str) -> None:
+    """values.yaml.j2 writes `security_values`, emitted once per run: it reads back (PyYAML) as
+    the `security_contexts` mappings the templates also get."""
+    import yaml
+
+    from trinogen.render.pod_security import security_contexts, security_values
+
+    text = security_values(mode)
+    assert (yaml.safe_load(text) if text else {}) == security_contexts(mode)
+    assert bool(text) == (mode == "restricted")

@@ -9,10 +9,11 @@ Pure: values only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
-from trinogen.render.escape import Constant
+from trinogen.render.escape import Constant, yaml_scalar
 
 # uid/gid 1000 is the `trino` user of the trinodb/trino image (the chart's default as well).
 # Constants: the same in every cluster's values.yaml, so their YAML is emitted once.
@@ -35,3 +36,11 @@ def security_contexts(mode: str) -> Mapping[str, Mapping[str, Any]]:
     if mode == "restricted":
         return {"containerSecurityContext": _CONTAINER, "securityContext": _POD}
     return {}
+
+
+@functools.cache
+def security_values(mode: str) -> str:
+    """The same values as top-level YAML lines (no trailing newline; "" for "chart"): one text
+    for every cluster of a run."""
+    return "\n".join(f"{yaml_scalar(k)}: {yaml_scalar(v)}"
+                     for k, v in security_contexts(mode).items())

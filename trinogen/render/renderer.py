@@ -21,7 +21,7 @@ from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
 from trinogen.render.headers import header, root_app_header
 from trinogen.render.names import chart_worker_name
 from trinogen.render.operation import disruption_budgets, values_context
-from trinogen.render.pod_security import security_contexts
+from trinogen.render.pod_security import security_contexts, security_values
 from trinogen.render.selfcheck import RenderError, check_yaml
 from trinogen.render.templates import (
     BytecodeCacheFactory,
@@ -178,6 +178,7 @@ class Renderer:
             "config_mounts": _mounts(cluster, secret=False),
             "secret_mounts": _mounts(cluster, secret=True),
             "security_contexts": security_contexts(s.pods.security),
+            "security_values": Safe(security_values(s.pods.security)),
             "access_control": cluster.access,
             "access_properties": "\n".join(_lines(cluster.access.properties)) + "\n"
             if cluster.access and cluster.access.properties else None,

@@ -51,12 +51,13 @@ def workload_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
     }
 
 
-def pod_labels(cluster: Cluster) -> dict[str, str]:
-    """The labels on both roles' pods: who owns them (cost allocation), and the identity's."""
+def pod_labels(cluster: Cluster) -> Constant:
+    """The labels on both roles' pods: who owns them (cost allocation), and the identity's
+    (a Constant: both roles write the same YAML)."""
     labels = {"trinogen.io/cluster": cluster.cluster_id, "trinogen.io/owner": cluster.owner}
     if cluster.service_account:
         labels.update(cluster.service_account.pod_labels)
-    return labels
+    return Constant(labels)
 
 
 def _service_account(cluster: Cluster) -> dict[str, Any] | None:

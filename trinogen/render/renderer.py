@@ -255,7 +255,14 @@ def _pod_annotations(cluster: Cluster, versions: Mapping[str, int | None]) -> di
 
 def _extra_paths(base: str, files: Mapping[str, bytes]) -> list[str]:
     """The EXTRA_DIRS that hold a file: each becomes one directory source of the Application."""
-    return [f"{base}/{d}" for d in EXTRA_DIRS if any(p.startswith(f"{base}/{d}/") for p in files)]
+    prefix = f"{base}/"
+    used = set()  # the first directory of each path under base (one pass over the files)
+    for path in files:
+        if path.startswith(prefix):
+            top, sep, _ = path[len(prefix):].partition("/")
+            if sep:
+                used.add(top)
+    return [f"{base}/{d}" for d in EXTRA_DIRS if d in used]
 
 
 def _env_uses(cluster: Cluster, inline: bool) -> tuple[SecretUse, ...]:

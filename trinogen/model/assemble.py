@@ -6,7 +6,8 @@ combines them, so a feature adds one field here and one reader call there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from trinogen.errors import Problem
 from trinogen.model.auth import AuthParts
@@ -31,8 +32,7 @@ from trinogen.model.workload import Workload
 Lines = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(NamedTuple):
     """Who the cluster is: what every feature's reader may need."""
 
     cluster_id: str | None
@@ -40,8 +40,7 @@ class Head:
     version: str | None
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(NamedTuple):
     """Every feature's part of one document, as its reader returned it."""
 
     bind: ServerBinding
@@ -59,8 +58,7 @@ class Parts:
     profile: object
 
 
-@dataclass(frozen=True)
-class _AuthAdds:
+class _AuthAdds(NamedTuple):
     """What the authentication option adds; empty when none was picked."""
 
     auth: Authentication | None = None
@@ -76,8 +74,7 @@ def _auth_adds(auth: AuthParts | None) -> _AuthAdds:
     return _AuthAdds(auth.auth, auth.config, auth.coordinator, auth.secrets, auth.file_secrets)
 
 
-@dataclass(frozen=True)
-class _Required:
+class _Required(NamedTuple):
     cluster_id: str
     owner: str
     version: str

@@ -17,8 +17,8 @@ to the coordinator. The probes stay on the HTTP port: /v1/info is public in Trin
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from trinogen.model.checker import Checker
 from trinogen.model.server_secrets import env_reference
@@ -41,8 +41,7 @@ OWNED_PREFIXES = ("http-server.authentication.", "http-server.https.")
 OWNED_KEYS = frozenset({SHARED_SECRET, "http-server.process-forwarded", "http-server.http.enabled"})
 
 
-@dataclass(frozen=True)
-class AuthParts:
+class AuthParts(NamedTuple):
     """What one picked option adds to a cluster."""
 
     auth: Authentication

@@ -15,8 +15,7 @@ retries need spooled task output; tests/test_trino_real_fte.py shows it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
 from trinogen.model.storage import Identity, vault_uses
@@ -38,8 +37,7 @@ EXCHANGE_CREDENTIALS = {"access_key": {"s3": "exchange.s3.aws-access-key"},
 AZURE_CONNECTION = "exchange.azure.connection-string"
 
 
-@dataclass(frozen=True)
-class FaultTolerance:
+class FaultTolerance(NamedTuple):
     """What a document's faultTolerance adds: config lines and the exchange manager."""
 
     config: tuple[tuple[str, str], ...] = ()  # retry-policy, for additionalConfigProperties

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.files import FILES_DIR, SECRET_FILES_DIR
@@ -26,8 +26,7 @@ from trinogen.trino.paths import REFUSED, file_paths, names_files
 HADOOP_SWITCH = "fs.hadoop.enabled"
 
 
-@dataclass(frozen=True)
-class Mounted:
+class Mounted(NamedTuple):
     """The files a cluster's pods see besides Trino's own configuration."""
 
     files: frozenset[str]  # exact paths (a file of a known ConfigMap or Secret, or a subPath)

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from trinogen.model.checker import Checker, show, type_name
 from trinogen.model.connectors import Binding
@@ -41,8 +41,7 @@ ENTRY_FIELDS = frozenset({"name", "content", "secret", "encoding"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
-class AttachedFiles:
+class AttachedFiles(NamedTuple):
     """What a document's `files` become: at most one ConfigMap and one Secret, and their mounts."""
 
     config_maps: tuple[FileConfigMap, ...] = ()

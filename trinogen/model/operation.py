@@ -9,8 +9,7 @@ chart can do for each role.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.shutdown import MAX_POLICY_PERIOD_SECONDS, termination_grace
@@ -21,8 +20,7 @@ if TYPE_CHECKING:  # annotations only: the option modules load with the settings
     from trinogen.settings.options.placement import Placement
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     coordinator_placement: Placement | None = None
     worker_placement: Placement | None = None
     disruption: Disruption | None = None

@@ -12,8 +12,7 @@ generated names like any other catalog property (the caller adds them to the cat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.trino import TrinoCheck
@@ -36,8 +35,7 @@ CREDENTIAL_KEYS = {"access_key": {"s3": "s3.aws-access-key", "azure": "azure.acc
 Entry = tuple[str, tuple[BoundSegment, ...]]
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     """Whose Vault paths a store's references name ({cluster}, {owner})."""
 
     cluster_id: str | None

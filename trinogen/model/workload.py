@@ -13,8 +13,7 @@ Pure: the values are checked and filled here, rendered by the templates.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
 from trinogen.model.types import Ingress, ServiceAccount
@@ -29,8 +28,7 @@ if TYPE_CHECKING:  # annotations only: the option modules load with the settings
 MONITORING_FIELDS = ("jmx", "serviceMonitor")
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(NamedTuple):
     service_account: ServiceAccount | None = None
     ingress: Ingress | None = None
     jmx_exporter: bool = False

@@ -37,7 +37,8 @@ import pytest
 
 from tests import chart_pods
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, needs
+from tests.conftest import needs
+from tests.marks import INSTALL, REAL_TRINO, trino
 from tests.test_auth import secure_settings
 from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor
 from trinogen.model import Cluster, RawDocument, classify
@@ -48,20 +49,12 @@ try:
     import bcrypt
 except ImportError:  # pragma: no cover - depends on the environment
     bcrypt = None
-try:
-    import trino
-except ImportError:  # pragma: no cover - depends on the environment
-    trino = None
 
 KEYTOOL = ts.JAVA_HOME / "bin" / "keytool"
 pytestmark = [
-    pytest.mark.slow,
-    needs(chart_pods.helm_python is not None, "helm-python-sdk is not installed"),
-    needs(trino is not None and bcrypt is not None,
-          "the Trino client and bcrypt are not installed (pip install -e '.[test]')"),
-    needs((CHART_DIR / "Chart.yaml").is_file(), f"no Trino chart at {CHART_DIR}"),
-    needs(ts.java_available() and KEYTOOL.is_file(),
-          f"no Java >= {ts.MIN_JAVA} with keytool at {ts.JAVA_HOME}"),
+    *REAL_TRINO,
+    needs(bcrypt is not None, f"bcrypt is not installed ({INSTALL})"),
+    needs(KEYTOOL.is_file(), f"no keytool at {ts.JAVA_HOME}"),
     needs(shutil.which("openssl") is not None, "openssl is not on PATH (PEM conversion)"),
 ]
 
@@ -190,6 +183,13 @@ def boot(option: Mapping[str, str], root: Path, *, coordinator_alone: bool = Fal
         text for p in pods.values() for data in p.config_maps.values() for text in data.values()]
     secrets = eso_secrets(files, vault)
     role_files = {role: pod_files(p, secrets) for role, p in pods.items()}
+    return start(role_files, root, vault, written, coordinator_alone=coordinator_alone)
+
+
+def start(role_files: Mapping[str, ts.NodeFiles], root: Path, vault: Vault, written: list[str],
+          *, coordinator_alone: bool = False) -> Booted:
+    """Boot the pods' files as local Trino nodes (coordinator, and a worker unless alone), the
+    HTTPS port moved to a free one."""
     factor = heap_factor(role_files)
     aot = ts.aot_cache_path()
     aot_line = f"-XX:AOTCache={aot}" if aot.is_file() else None

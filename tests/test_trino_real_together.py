@@ -22,11 +22,9 @@ from typing import Any
 import pytest
 
 from tests import chart_pods, javaprops
-from tests import trino_server as ts
 from tests.test_auth import secure_settings
-from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor
+from tests.test_trino_real import BOOT_TIMEOUT
 from tests.test_trino_real_auth import (  # noqa: F401 - pytestmark: the same needs
-    EXTRA_REWRITE,
     OPTION,
     PASSWORD,
     Booted,
@@ -35,6 +33,7 @@ from tests.test_trino_real_auth import (  # noqa: F401 - pytestmark: the same ne
     make_vault,
     pod_files,
     pytestmark,
+    start,
     trino,
 )
 from trinogen.model import Cluster, RawDocument, classify
@@ -71,25 +70,11 @@ def together(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Together]:
     pods = chart_pods.render(files[f"trino-clusters/{CID}/values.yaml"].decode(), CID)
     secrets = eso_secrets(files, vault)
     role_files = {role: pod_files(p, secrets) for role, p in pods.items()}
-    factor = heap_factor(role_files)
-    aot = ts.aot_cache_path()
-    cport, wport, sport = ts.free_port(), ts.free_port(), ts.free_port()
-    dist = ts.distribution()
-    nodes = []
-    for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
-        local = for_laptop(role_files[role], root / name, dist / "plugin", port, cport, factor,
-                           aot=f"-XX:AOTCache={aot}" if aot.is_file() else None)
-        config = local.files["/etc/trino/config.properties"]
-        if EXTRA_REWRITE in config:
-            local.files["/etc/trino/config.properties"] = ts.properties_with(
-                config, {EXTRA_REWRITE: str(sport)})
-        nodes.append(ts.TrinoNode(name, root / name, local))
-    running = ts.TrinoCluster(nodes[0], nodes[1:], cport)
-    running.start(dist, BOOT_TIMEOUT)
+    booted = start(role_files, root, vault, [])
     try:
-        yield Together(Booted(running, cport, sport, vault, []), pods["worker"].spec)
+        yield Together(booted, pods["worker"].spec)
     finally:
-        running.stop()
+        booted.cluster.stop()
     shutil.rmtree(root, ignore_errors=True)
 
 

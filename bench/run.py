@@ -332,8 +332,7 @@ class Bench:
         compiled, the state a repeated run sees). Repeats to about 0.1%: for comparing revisions
         where CPU seconds vary more than the difference looked for."""
         valgrind = shutil.which("valgrind")
-        if valgrind is None:
-            raise BenchError("--instructions needs valgrind (Debian: apt-get install valgrind)")
+        assert valgrind is not None  # main() checked
         self.run(f"warm-{name}", 0, *self.before(name))
         wrap = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
                 sys.executable, "-m", "trinogen.cli"]
@@ -804,6 +803,9 @@ def main() -> int:
         print(render_markdown(data))
         return 0
 
+    if args.instructions and shutil.which("valgrind") is None:
+        _progress("bench: --instructions needs valgrind (Debian: apt-get install valgrind)")
+        return 1
     try:
         if args.rev:
             args.code = export_rev(args.rev, results)

@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from trinogen.model.library import CATALOG_DOC
+
 LIST_LIMIT = 25  # clusters listed per action in text output
 
 
@@ -125,7 +127,7 @@ def failure_groups(failed: Iterable[Any]) -> list[list[Any]]:
 def _failed_name(f: Any) -> str:
     """How a failure is named: its cluster, a library catalog by name and _id, or the _id."""
     if f.stage == "catalog" and f.problems:
-        return f"{f.problems[0].cluster} (_id {f.doc_id.removeprefix('catalog:')})"
+        return f"{f.problems[0].cluster} (_id {f.doc_id.removeprefix(CATALOG_DOC)})"
     return f.cluster_id or f"_id={f.doc_id}"
 
 

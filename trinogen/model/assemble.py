@@ -59,7 +59,7 @@ class Parts(NamedTuple):
 
 
 class _AuthAdds(NamedTuple):
-    """What the authentication option adds; empty when none was picked."""
+    """What no authentication option adds: `AuthParts`' fields, empty."""
 
     auth: Authentication | None = None
     config: Lines = ()
@@ -68,10 +68,7 @@ class _AuthAdds(NamedTuple):
     file_secrets: tuple[FileSecret, ...] = ()
 
 
-def _auth_adds(auth: AuthParts | None) -> _AuthAdds:
-    if auth is None:
-        return _AuthAdds()
-    return _AuthAdds(auth.auth, auth.config, auth.coordinator, auth.secrets, auth.file_secrets)
+NO_AUTH = _AuthAdds()  # AuthParts' fields, all empty
 
 
 class _Required(NamedTuple):
@@ -106,7 +103,7 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
     need = _required(head, p)
     if need is None:
         return None
-    auth = _auth_adds(p.auth)
+    auth: AuthParts | _AuthAdds = p.auth or NO_AUTH
     workers, autoscaling = _scale(p.sizing, p.operation)
     server, sizing, op, picked = p.server, p.sizing, p.operation, p.workload
     return Cluster(

@@ -65,17 +65,15 @@ def authentication(value: object, s: Settings, cluster_id: str | None, owner: st
     return _Builder(str(value), option, cluster_id, owner, c).build()
 
 
-def check_owned(name: str | None, keys: Iterable[tuple[str, str]], c: Checker) -> None:
+def check_owned(name: str, keys: Iterable[tuple[str, str]], c: Checker) -> None:
     """Report every property (key, field path) the picked option `name` sets itself."""
-    if name is None:
-        return
     for key, path in keys:
         if owned(key):
             c.error(path, f"{key} is set by the authentication option {name!r}; remove it "
                     "(the platform decides authentication and TLS in the settings)")
 
 
-def check_private(parts: AuthParts | None, uses: Iterable[tuple[str, SecretUse]],
+def check_private(parts: AuthParts, uses: Iterable[tuple[str, SecretUse]],
                   c: Checker) -> None:
     """Report a document placeholder (field path, use) naming one of the option's own secrets.
 
@@ -83,8 +81,6 @@ def check_private(parts: AuthParts | None, uses: Iterable[tuple[str, SecretUse]]
     must not copy it (or the password file) into a property of its own, even when the platform
     keeps those secrets inside `secrets.scope`.
     """
-    if parts is None:
-        return
     private = {s.use.ref for s in parts.secrets} | {
         u.ref for f in parts.file_secrets for u in f.secret_uses}
     for path, use in uses:

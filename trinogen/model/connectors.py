@@ -99,7 +99,7 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
         conn = resolve(conn, path, binding.owner, library, c)
     if conn is None:
         return None, 0
-    c.fields(conn, path, {"name", "properties", "storage", "shared"})
+    c.fields(conn, path, {"name", "properties", "storage"})
     name = _connector_name(conn.get("name"), path, c)
     if name is not None:
         _check_unique(name, i, seen, path, c)

@@ -25,7 +25,7 @@ from trinogen.model.files import attached_files
 from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
-from trinogen.model.raw import document_label, enabled_claims, settled
+from trinogen.model.raw import claimed_by, document_label, enabled_claims, settled
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
@@ -64,7 +64,7 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
     done = settled(raw, label)
     if done is not None:
         return done
-    cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
+    cid = claimed_by(label)
     c = Checker(label, settings.validation.unknown_fields)
     cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
     if c.problems or cluster is None:
@@ -152,7 +152,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                                                 files.file_secrets), c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
     if auth is not None:  # what the picked option owns, the document may not set or read
-        check_owned(d.get("authentication"), _server_keys(props, sizing), c)
+        check_owned(d["authentication"], _server_keys(props, sizing), c)
         check_private(auth, _document_uses(bind, found), c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)

@@ -73,7 +73,7 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
             _judge(key, value, path, mounted, c)
     for name, role in sorted(roles.items()):
         for key, value in role.extra_properties if role is not None else ():
-            if key in REFUSED or file_paths(key, value):
+            if key in REFUSED or names_files(key):
                 _judge(key, value, field_path(f"clusterConfig.{name}.properties", key),
                        mounted, c)
     for conn in connectors:

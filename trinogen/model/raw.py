@@ -30,7 +30,11 @@ def document_label(raw: RawDocument) -> str:
 
 def claimed_cluster_id(raw: RawDocument) -> str | None:
     """The clusterId a document claims, when it is a valid one (used to keep its files)."""
-    label = document_label(raw)
+    return claimed_by(document_label(raw))
+
+
+def claimed_by(label: str) -> str | None:
+    """The clusterId in a `document_label`, None when the label is an _id."""
     return None if label.startswith("_id=") else label
 
 
@@ -39,7 +43,7 @@ def settled(raw: RawDocument, label: str | None = None) -> Failed | Disabled | N
     refused (unreadable, not an object, too deep, _id too long), else disabled. `label` is
     `document_label(raw)` when the caller has it."""
     label = document_label(raw) if label is None else label
-    cid = None if label.startswith("_id=") else label  # claimed_cluster_id, computed once
+    cid = claimed_by(label)
     refused = _refused(raw, label, cid)
     if refused is not None:
         return refused

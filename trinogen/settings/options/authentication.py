@@ -111,8 +111,10 @@ def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False
             raise ConfigError(f"{where}.{key} is required: a Vault reference "
                               "<mount>/<path>#<key> ({cluster} and {owner} are substituted)")
         return None
+    usable = isinstance(value, str)
     try:  # the grammar the model parses each cluster's reference with, on a sample cluster
-        usable = isinstance(value, str) and settings_ref(value, **SAMPLE) is not None
+        if usable:
+            settings_ref(value, **SAMPLE)
     except PlaceholderError:
         usable = False
     if not usable:

@@ -103,7 +103,7 @@ def strings(node: Any) -> Iterator[str]:
 
 def setting_env_vars() -> dict[str, tuple[str, str]]:
     """TRINOGEN_<SECTION>_<KEY> for every key of every settings section, from the dataclasses."""
-    hints = typing.get_type_hints(Settings)
+    hints = typing.get_type_hints(Settings, localns={"Tenant": object})
     out: dict[str, tuple[str, str]] = {}
     for section in dataclasses.fields(Settings):
         cls = hints[section.name]

@@ -80,6 +80,9 @@ class Renderer:
         relevant["defaults"] = self.settings.defaults
         relevant["profiles"] = self.settings.profiles
         relevant["named"] = self.settings.named  # parsed options: frozen values, stable repr
+        if self.settings.tenants or self.settings.profile_requirements:  # who may pick what
+            relevant["tenants"] = {n: t.identity() for n, t in sorted(self.settings.tenants.items())}
+            relevant["profile_requirements"] = self.settings.profile_requirements
         h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
         h.update(__version__.encode())
         h.update(registry_digest())  # a registry change re-validates every document

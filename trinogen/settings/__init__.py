@@ -3,7 +3,8 @@
 - `types`: one frozen dataclass per section, with the defaults (and `replace` for copies);
 - `loader`: `load_settings()` stacks the layers (file, TRINOGEN_* and VAULT_* environment, flags);
 - `coerce`: strings and YAML values -> each setting's declared type;
-- `checks`: the rules a loaded `Settings` must satisfy.
+- `checks`: the rules a loaded `Settings` must satisfy;
+- `tenants`: the teams documents belong to, what each may pick, require and use (quotas).
 """
 
 from trinogen.settings.loader import is_local_path, load_settings

@@ -25,6 +25,8 @@ from trinogen.settings.types import Settings
 # section -> key -> raw value, filled layer by layer (a later layer overwrites)
 Raw = dict[str, dict[str, Any]]
 _LAYERS = ("defaults", "profiles")  # document layers, kept as the file gives them
+# Read after every other section of the file (they name its options and profiles).
+_TENANCY = ("tenants", "profile_requirements")
 
 # Environment variables other tools own, mapped onto settings.
 _FOREIGN_ENV = {
@@ -50,8 +52,9 @@ def sections() -> dict[str, type]:
     """Section name -> its dataclass (resolved once, when settings are first loaded)."""
     return {
         name: hint
-        for name, hint in typing.get_type_hints(Settings).items()
-        if name not in {*_LAYERS, "named", "source"}
+        # `Tenant` is an annotation only (its module loads when a file declares tenants)
+        for name, hint in typing.get_type_hints(Settings, localns={"Tenant": object}).items()
+        if name not in {*_LAYERS, *_TENANCY, "named", "source"}
     }
 
 
@@ -69,9 +72,10 @@ def load_settings(
     raw: Raw = {name: {} for name in sections()}
     layers: dict[str, Any] = {name: {} for name in _LAYERS}
     named: dict[str, dict[str, Any]] = {}
+    tenancy: dict[str, Any] = {"tenants": {}, "profile_requirements": {}}
     path = config_file or env.get("TRINOGEN_CONFIG") or None
     if path:
-        _merge_file(Path(path), raw, layers, named)
+        tenancy = _merge_file(Path(path), raw, layers, named)
     _merge_env(env, raw)
     _merge_flags(overrides or {}, raw)
     settings = Settings(
@@ -79,6 +83,7 @@ def load_settings(
         defaults=layers["defaults"],
         profiles=layers["profiles"],
         named=named,
+        **tenancy,
         source=str(path) if path else "built-in defaults",
     )
     check(settings)
@@ -107,6 +112,9 @@ def _merge_flags(overrides: Mapping[str, Any], raw: Raw) -> None:
                               "configuration file")
         if section in KINDS:
             raise ConfigError(f"{where}: {section} are named options; set them in the "
+                              "configuration file")
+        if section in _TENANCY:
+            raise ConfigError(f"{where}: {section} say who may pick what; set them in the "
                               "configuration file")
         _known_section(section, where)
         key, _, entry = key.partition(".")
@@ -139,7 +147,7 @@ def _merge_flag(raw: dict[str, Any], section: str, key: str, entry: str, value: 
 def _known_section(section: Any, where: str) -> None:
     """Refuse a section that does not exist, listing the ones that do."""
     if section not in sections():
-        known = ", ".join(sorted([*sections(), *_LAYERS, *KINDS]))
+        known = ", ".join(sorted([*sections(), *_LAYERS, *_TENANCY, *KINDS]))
         raise ConfigError(f"{where}: unknown section {section!r} (known: {known})")
 
 
@@ -152,10 +160,13 @@ def _known_key(section: str, key: Any, where: str) -> None:
 
 
 def _merge_file(path: Path, raw: Raw, layers: dict[str, Any],
-                named: dict[str, dict[str, Any]]) -> None:
+                named: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Merge one file into the layers; return its tenancy sections, parsed."""
     data = _read_yaml(path)
     base = path.resolve().parent
     for section, values in data.items():
+        if section in _TENANCY:
+            continue
         if section in _LAYERS:
             layers[section] = _document_layer(path, section, values)
             continue
@@ -168,6 +179,21 @@ def _merge_file(path: Path, raw: Raw, layers: dict[str, Any],
         for key, value in values.items():
             _known_key(section, key, str(path))
             raw[section][key] = _resolve_path(section, key, value, base)
+    return _tenancy(str(path), data, named, layers["profiles"])
+
+
+def _tenancy(where: str, data: Mapping[str, Any], named: Mapping[str, Mapping[str, Any]],
+             profiles: Mapping[str, Any]) -> dict[str, Any]:
+    """The tenants and profile requirements of a file (their parser loads only if it has any)."""
+    if not any(data.get(k) is not None for k in _TENANCY):
+        return {"tenants": {}, "profile_requirements": {}}
+    from trinogen.settings.tenants import parse_profile_requirements, parse_tenants
+
+    return {
+        "tenants": parse_tenants(where, data.get("tenants") or {}, named),
+        "profile_requirements": parse_profile_requirements(
+            where, data.get("profile_requirements") or {}, profiles),
+    }
 
 
 def _read_yaml(path: Path) -> dict[Any, Any]:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.redact import strip_userinfo
+
+if TYPE_CHECKING:  # imported by the loader only when a settings file declares tenants
+    from trinogen.settings.tenants import Tenant
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,11 @@ class Settings:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Named options a document picks by name: kind -> name -> parsed value (`settings.named`).
     named: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The teams documents belong to (`settings.tenants`): owner -> what it may pick and use.
+    # Empty: every document may pick every option and no quota applies.
+    tenants: Mapping[str, Tenant] = field(default_factory=dict)
+    # profile -> the option kinds a document on it must pick (a `null` cannot drop them).
+    profile_requirements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Where the settings came from, for messages.
     source: str = "built-in defaults"
 
@@ -219,6 +227,10 @@ class Settings:
     @property
     def target_revision(self) -> str:
         return self.argocd.target_revision or self.git.branch
+
+    def tenant(self, owner: str | None) -> Tenant | None:
+        """The tenant a document's owner names, or None (also when no tenants are declared)."""
+        return self.tenants.get(owner) if owner is not None else None
 
     def options(self, kind: str) -> Mapping[str, Any]:
         """The named options of one kind (`storage`, `placement`...): name -> parsed value."""

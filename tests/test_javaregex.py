@@ -37,12 +37,12 @@ def java_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[s
     listing.write_text("".join(p.encode("utf-8", "surrogatepass").hex() + "\n" for p in patterns))
     out = subprocess.run([str(ts.JAVA_HOME / "bin" / "java"), str(CHECKER), str(listing)],
                          capture_output=True, text=True, check=True, timeout=300)
-    lines = out.stdout.splitlines()
+    lines = out.stdout.split("\n")[:-1]
     assert len(lines) == len(patterns), out.stderr
     verdicts = {}
     for pattern, line in zip(patterns, lines, strict=True):
         outcome, index, description = (line.split("\t", 2) + ["-1", ""])[:3]
-        verdicts[pattern] = (outcome, int(index), description)
+        verdicts[pattern] = (outcome, int(index), bytes.fromhex(description).decode("utf-8"))
     return verdicts
 
 

@@ -232,7 +232,7 @@ class Parser(Classes):
             return self._angle(saved)
         if ch in (0x3A, 0x3D, 0x21, 0x3E):  # : = ! >
             body = self.expr()
-            node = Node("group", body=body) if ch != 0x3D and ch != 0x21 else ZERO
+            node = {0x3A: Node("group", body=body), 0x3E: Node("atomic", body=body)}.get(ch, ZERO)
             return self._group_end(saved, node, capturing=ch == 0x3A, single=ch != 0x3A)
         if ch in (0x24, 0x40):
             raise self.error("Unknown group type")

@@ -36,7 +36,7 @@ class Node:
     `length`, not fixed: \\R, \\X), "noref" (a back reference: no maximum), "greedy" (one
     character under a greedy `*`/`+`), "curly" (`body` repeated cmin..cmax, overflow checked),
     "loop" (a group repeated, its body of variable length: no maximum), "ques" (`body` or
-    nothing), "branch" (one of `alternatives`), "group" (`body` in line).
+    nothing), "branch" (one of `alternatives`), "group" (`body` in line), "atomic" (`(?>body)`).
     """
 
     kind: str
@@ -108,9 +108,8 @@ def _loop(node: Node, info: Info) -> None:
 
 
 def _ques(node: Node, info: Info) -> None:
-    inner = study(node.body, Info())
-    info.max_len = _wrap(info.max_len + inner.max_len)
-    info.max_valid = info.max_valid and inner.max_valid
+    """`x?`: x measured in the chain (its own repetitions checked against what came before)."""
+    study(node.body, info)
     info.deterministic = False
 
 
@@ -127,8 +126,13 @@ def _branch(node: Node, info: Info, rest: tuple[Node, ...]) -> None:
     info.deterministic = False
 
 
+def _atomic(node: Node, info: Info) -> None:
+    """(?>...): measured in the chain, but a branch inside ends at the group's end."""
+    study(node.body, info)
+
+
 _STUDY = {"fixed": _fixed, "open": _open, "noref": _noref, "greedy": _greedy, "curly": _curly,
-          "loop": _loop, "ques": _ques}
+          "loop": _loop, "ques": _ques, "atomic": _atomic}
 
 CHAR = Node("fixed", 1)
 ZERO = Node("fixed", 0)

@@ -89,7 +89,8 @@ class Parser(Classes):
         if self.cursor != self.length:
             if self.peek() == 0x29:
                 raise self.error("Unmatched closing ')'")
-            if self.cursor > self.length:  # a lone backslash at the end escaped the terminator
+            if self.cursor > self.length and self.at(self.length - 1) == _BACKSLASH:
+                # a lone backslash at the end escaped the terminator
                 raise self.error("Unescaped trailing backslash")
             raise self.error("Unexpected internal error")
 

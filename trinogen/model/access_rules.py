@@ -176,12 +176,12 @@ def _regex(value: Any, path: str, c: Checker) -> None:
     text = c.string(value, path, max_len=4096)
     if text is None:
         return
-    verdict = javaregex.verdict(text)
-    if verdict == javaregex.UNCHECKED:
-        c.warn(path, f"{show(text)} uses Java regular-expression syntax trinogen cannot check; "
+    judgement = javaregex.judge(text)
+    if judgement.outcome == javaregex.UNCHECKED:
+        c.warn(path, f"{show(text)} uses {judgement.description}, which only Java can judge; "
                "Trino checks it when it loads the rules (and refuses them all if it is invalid)")
-    elif verdict != javaregex.OK:
-        c.error(path, f"{show(text)} {verdict}")
+    elif judgement.outcome != javaregex.OK:
+        c.error(path, f"{show(text)} {javaregex.explain(judgement, text)}")
 
 
 def _columns(value: Any, path: str, c: Checker) -> None:

@@ -65,12 +65,13 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
     if done is not None:
         return done
     cid = claimed_by(label)
-    c = Checker(label, settings.validation.unknown_fields)
-    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
+    c = Checker(label, settings.validation.unknown_fields, settings.validation.max_problems)
+    cluster = c.run(lambda: _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c,
+                                     library))
     if c.problems or cluster is None:
         if not c.problems:  # pragma: no cover - _cluster returns None only with problems
             c.error("", "invalid document")
-        return Failed(raw.doc_id, cid, tuple(dict.fromkeys(c.problems)))
+        return Failed(raw.doc_id, cid, c.listed())
     return cluster
 
 
@@ -115,7 +116,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
     parts = _parts(d, head, TrinoCheck.of(head.version, s.validation, c), s, c, library)
     if c.problems:
         return None
-    return build(doc_id, head, parts, tuple(c.warnings))
+    return build(doc_id, head, parts, c.listed_warnings())
 
 
 def _head(d: Mapping[str, Any], s: Settings, c: Checker) -> Head:

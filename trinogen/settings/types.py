@@ -39,6 +39,12 @@ class ValidationSettings:
     trino_properties: str = "error"
     # connector.name values a platform deploys as its own plugins: their catalogs are not checked.
     unchecked_connectors: tuple[str, ...] = ()
+    # Problems (and warnings) listed per document; later ones are counted, and the walk stops at
+    # 100 times as many: one document of 300,000 mistakes must not cost every sync (issue 19).
+    max_problems: int = 50
+    # A document larger than this (BSON bytes, as read) fails unread: 4 MiB is four times the
+    # largest Kubernetes object any of its parts can become (1 MiB), a quarter of MongoDB's 16 MiB.
+    max_document_bytes: int = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -164,10 +164,10 @@ def _unknown_keys(n: int) -> dict[str, int]:
 @pytest.mark.parametrize(("found", "limit", "listed", "last"), [
     (3, 5, 3, "unknown field; remove it or correct its name"),          # under the cap: all
     (5, 5, 5, "unknown field; remove it or correct its name"),          # exactly the cap
-    (6, 5, 6, "... and 1 more problems (at most 5 are listed per document: "
-     "validation.max_problems); fix these and validate again"),
-    (60, 50, 51, "... and 10 more problems (at most 50 are listed per document: "
-     "validation.max_problems); fix these and validate again"),
+    (6, 5, 6, ("... and 1 more problems (at most 5 are listed per document: "
+               "validation.max_problems); fix these and validate again")),
+    (60, 50, 51, ("... and 10 more problems (at most 50 are listed per document: "
+                  "validation.max_problems); fix these and validate again")),
 ])
 def test_problems_beyond_the_cap_are_counted_not_listed(found: int, limit: int, listed: int,
                                                         last: str) -> None:

@@ -80,8 +80,8 @@ def _check_limits(s: Settings) -> None:
         (0 <= s.sync.max_prune_share <= 1, "sync.max_prune_share must be between 0 and 1"),
         (1 <= s.validation.max_problems <= 10_000,
          "validation.max_problems must be between 1 and 10000"),
-        (1024 <= s.validation.max_document_bytes <= 16 * 1024 * 1024,
-         "validation.max_document_bytes must be between 1024 and 16777216 (MongoDB's limit)"),
+        (1024 <= s.mongodb.max_document_bytes <= 16 * 1024 * 1024,
+         "mongodb.max_document_bytes must be between 1024 and 16777216 (MongoDB's limit)"),
     ):
         if not ok:
             raise ConfigError(f"setting {rule}")

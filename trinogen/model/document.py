@@ -10,7 +10,7 @@ clusterIds).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trinogen.errors import Problem
@@ -76,14 +76,17 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
 
 
 def classify_all(raws: Iterable[RawDocument], settings: Settings,
-                 library: Library = NO_LIBRARY) -> list[Outcome]:
+                 library: Library = NO_LIBRARY,
+                 own: Callable[[RawDocument], Outcome] | None = None) -> list[Outcome]:
     """Classify every document, then fail every document whose clusterId another one also claims.
 
     Two enabled documents with the same clusterId are an error for both, never a silent pick; a
-    disabled document sharing the id of an enabled one does not count.
+    disabled document sharing the id of an enabled one does not count. `own` judges one
+    document on its own (default: `classify`; the render cache's remembers failures): every
+    rule that spans documents comes after it, so its outcome never depends on another document.
     """
     raws = list(raws)
-    outcomes = [classify(raw, settings, library) for raw in raws]
+    outcomes = [classify(raw, settings, library) if own is None else own(raw) for raw in raws]
     for cid, idxs in enabled_claims(raws).items():
         if len(idxs) < 2:
             continue

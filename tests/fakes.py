@@ -17,9 +17,8 @@ from typing import Any
 from trinogen.errors import SecretNotFound
 from trinogen.model import RawDocument
 from trinogen.plan import FileChange, Layout
-from trinogen.ports import CacheEntry, CachedFailure, PushOutcome, StatusRecord
-from trinogen.secrets import SecretData
-from trinogen.secrets import Secret
+from trinogen.ports import CachedFailure, CacheEntry, PushOutcome, StatusRecord
+from trinogen.secrets import Secret, SecretData
 
 
 def git_blob_id(content: bytes) -> str:

@@ -9,8 +9,7 @@ from tests.fakes import FakeReader
 from trinogen.desired import Secrets, build_desired, read_secrets, secret_problems
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
-from trinogen.secrets import SecretData
-from trinogen.secrets import Secret
+from trinogen.secrets import Secret, SecretData
 from trinogen.source import doc_key
 
 SETTINGS = demo_settings(git={"remote": "https://git.example.com/gitops.git"})

@@ -9,6 +9,7 @@ mongomock gives decoded dicts: they are measured by encoding them again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ class Read:
     size: int | None  # BSON bytes; None when it could not be measured (mongomock, odd values)
     refused: str | None = None
     _id: Any = _NO_ID
+    digest: bytes | None = None  # sha256 of the BSON bytes of a decoded document
 
     @property
     def identified(self) -> bool:
@@ -74,7 +76,7 @@ def read(item: Any, limit: int, options: Any) -> Read:
     import bson
 
     try:
-        return Read(bson.decode(raw, options), size)
+        return Read(bson.decode(raw, options), size, digest=hashlib.sha256(raw).digest())
     except _decode_errors() as e:
         return Read(None, size, f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
                     "correct the value in MongoDB", first_id(raw, options))
@@ -84,12 +86,12 @@ def _decoded(body: Mapping[str, Any], limit: int) -> Read:
     import bson
 
     try:
-        size = len(bson.encode(body))
+        encoded = bson.encode(body)
     except Exception:  # noqa: BLE001 - what bson cannot encode is not measured (nor cached)
         return Read(body, None)
-    if size > limit:
-        return Read(None, size, _too_large(size, limit), body.get("_id", _NO_ID))
-    return Read(body, size)
+    if len(encoded) > limit:
+        return Read(None, len(encoded), _too_large(len(encoded), limit), body.get("_id", _NO_ID))
+    return Read(body, len(encoded), digest=hashlib.sha256(encoded).digest())
 
 
 def _too_large(size: int, limit: int) -> str:

@@ -35,16 +35,19 @@ log = logging.getLogger(__name__)
 FORMAT = f"2-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def document_key(body: Mapping[str, Any], fingerprint: str) -> str | None:
-    """A stable hash of a document as stored (BSON bytes) and the renderer fingerprint."""
+def document_key(body: Mapping[str, Any], fingerprint: str, digest: bytes | None = None
+                 ) -> str | None:
+    """A stable hash of a document as stored (BSON bytes) and the renderer fingerprint;
+    `digest` is the sha256 of those bytes when the source has it already."""
     import bson
 
-    try:
-        encoded = bson.encode(body)
-    except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
-        return None
+    if digest is None:
+        try:
+            digest = hashlib.sha256(bson.encode(body)).digest()
+        except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
+            return None
     h = hashlib.sha256(fingerprint.encode())
-    h.update(encoded)
+    h.update(digest)
     return h.hexdigest()[:40]
 
 

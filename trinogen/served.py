@@ -133,8 +133,9 @@ def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) 
     # A document using shared catalogs is keyed with them: a change to one of them re-renders
     # exactly its users. Any other document keeps the key of its bytes alone.
     more = dependencies(raw.body) if dependencies is not None else None
-    body = raw.body if more is None else {"document": raw.body, "catalogs": more}
-    return document_key(body, fingerprint)
+    if more is None:
+        return document_key(raw.body, fingerprint, raw.digest)
+    return document_key({"document": raw.body, "catalogs": more}, fingerprint)
 
 
 def _hits(

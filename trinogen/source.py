@@ -126,7 +126,7 @@ class Source:
     def _document(self, r: bsonread.Read, identities: Mapping[str, Mapping[str, Any]]
                   ) -> RawDocument:
         if r.body is not None:
-            return RawDocument(doc_key(r.body.get("_id")), r.body)
+            return RawDocument(doc_key(r.body.get("_id")), r.body, digest=r.digest)
         if not r.identified:
             # No _id to name it by: its cluster cannot be told, so none is pruned this run.
             self.complete = False

@@ -228,3 +228,16 @@ def test_rules_still_fail_when_their_problems_are_past_the_cap() -> None:
     c.error("owner", "is required")  # the cap is reached before the rules are read
     assert check_rules({"catalogs": [{"allow": "everything"}]}, "accessControl.rules", c) is None
     assert c.count == 2
+
+
+def test_problems_made_after_validation_are_capped_alike() -> None:
+    """The secrets stage's problems (one per failing placeholder) are listed up to the cap too."""
+    from trinogen.errors import Problem
+    from trinogen.model.checker import capped
+
+    problems = [Problem("a", f"connectors[{i}]", "Vault has no secret") for i in range(7)]
+    assert capped(problems, 7) == tuple(problems)
+    out = capped(problems, 5)
+    assert out[:5] == tuple(problems[:5]) and out[5] == Problem("a", "", (
+        "... and 2 more problems (at most 5 are listed per document: validation.max_problems); "
+        "fix these and validate again"))

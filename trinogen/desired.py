@@ -29,6 +29,7 @@ from trinogen.model import (
     field_path,
     settled,
 )
+from trinogen.model.checker import capped
 from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
@@ -297,7 +298,8 @@ def _render_one(
     cid = cluster.cluster_id
     problems = secret_problems(cluster, secrets)
     if problems:
-        return Failed(cluster.doc_id, cid, tuple(problems), "secrets")
+        return Failed(cluster.doc_id, cid, capped(problems, renderer.settings.validation
+                                                  .max_problems), "secrets")
     try:
         files = renderer.render_cluster(cluster, secrets.data, inline=inline)
     except RenderError as e:

@@ -15,7 +15,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from trinogen.errors import Problem
@@ -120,6 +120,21 @@ def closest(key: str, known: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
+def capped(problems: Sequence[Problem], limit: int) -> tuple[Problem, ...]:
+    """The first `limit` problems of a list made elsewhere (the secrets stage), and one more
+    saying how many were left out."""
+    if len(problems) <= limit:
+        return tuple(problems)
+    return (*problems[:limit], _more(problems[0].cluster, len(problems) - limit, limit, False))
+
+
+def _more(label: str, more: int, limit: int, stopped: bool) -> Problem:
+    what = (f"at least {more:,} more problems: validation stopped there" if stopped
+            else f"{more:,} more problems")
+    return Problem(label, "", f"... and {what} (at most {limit} are listed per document: "
+                   "validation.max_problems); fix these and validate again")
+
+
 class Saturated(Exception):
     """A document gave enough problems: its walk stops here (`Checker.run` catches it)."""
 
@@ -172,11 +187,7 @@ class Checker:
         more = self.count - len(self.problems)
         if more <= 0:
             return tuple(self.problems)
-        what = (f"at least {more:,} more problems: validation stopped there" if self.stopped
-                else f"{more:,} more problems")
-        return (*self.problems, Problem(self.label, "", f"... and {what} (at most {self.limit} "
-                                        "are listed per document: validation.max_problems); "
-                                        "fix these and validate again"))
+        return (*self.problems, _more(self.label, more, self.limit, self.stopped))
 
     def listed_warnings(self) -> tuple[Problem, ...]:
         more = self.warned - len(self.warnings)

@@ -786,6 +786,9 @@ def main() -> int:
                     "callgrind, counting the instructions of the trinogen process (repeats to "
                     "~0.1%%; git's children are not counted)")
     ap.add_argument("--tag", default="", help="label stored with the results (e.g. 'before', 'after')")
+    ap.add_argument("--hostile", action="store_true",
+                    help="instead: peak RSS with one hostile document among N=1,000, over FerretDB "
+                    "(bench/hostile.py; --code or --rev picks the trinogen measured)")
     args = ap.parse_args()
     results = Path(args.results).resolve()
     results.mkdir(parents=True, exist_ok=True)
@@ -814,6 +817,10 @@ def main() -> int:
         return 1
     if args.code:
         args.code = str(Path(args.code).resolve())
+    if args.hostile:
+        import hostile
+
+        return hostile.main(["--code", args.code] if args.code else [])
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip() and int(s.replace("_", ""))]
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     bad = [p for p in phases if p not in PHASES]

@@ -17,9 +17,8 @@ from typing import Any
 from trinogen.errors import SecretNotFound
 from trinogen.model import RawDocument
 from trinogen.plan import FileChange, Layout
-from trinogen.ports import CacheEntry, PushOutcome, StatusRecord
-from trinogen.secrets import SecretData
-from trinogen.secrets import Secret
+from trinogen.ports import CachedFailure, CacheEntry, PushOutcome, StatusRecord
+from trinogen.secrets import Secret, SecretData
 
 
 def git_blob_id(content: bytes) -> str:
@@ -96,6 +95,8 @@ class FakeCache:
         self.used: dict[str, CacheEntry] = {}
         self.extra: dict[str, str] = {}
         self.used_extra: dict[str, str] = {}
+        self.failures: dict[str, CachedFailure] = {}
+        self.used_failures: dict[str, CachedFailure] = {}
 
     def get(self, key: str) -> CacheEntry | None:
         return self.entries.get(key)
@@ -103,9 +104,16 @@ class FakeCache:
     def keep(self, key: str, entry: CacheEntry) -> None:
         self.used[key] = entry
 
+    def failure(self, key: str) -> CachedFailure | None:
+        return self.failures.get(key)
+
+    def keep_failure(self, key: str, failure: CachedFailure) -> None:
+        self.used_failures[key] = failure
+
     def save(self) -> None:
         self.entries, self.used = self.used, {}
         self.extra = dict(self.used_extra)
+        self.failures, self.used_failures = self.used_failures, {}
 
 
 class FakeRepo:

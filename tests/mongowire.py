@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import bson
 import pymongo
 from bson import ObjectId, Timestamp
 from mockupdb import MockupDB
@@ -40,6 +41,17 @@ FAULTS = {
     "failed_to_parse": (9, "FailedToParse",
                         "Invalid command format: 'aggregate' must specify a collection name or 1"),
 }
+
+
+MAX_BSON = 16 * 1024 * 1024  # what MongoDB allows any document it returns, an event included
+
+
+def _project(event: dict[str, Any], projection: dict[str, Any] | None) -> dict[str, Any]:
+    """A top-level inclusion $project, as the server applies it ("_id" kept unless excluded)."""
+    if not projection:
+        return event
+    keep = {k for k, v in projection.items() if v} | ({"_id"} if projection.get("_id", 1) else set())
+    return {k: v for k, v in event.items() if k in keep}
 
 
 def token(seq: int) -> dict[str, str]:
@@ -68,6 +80,7 @@ class ChangeStreamServer:
         self._events: list[dict[str, Any]] = []  # event seq n is self._events[n - 1]
         self._oldest = 1  # events before this seq have left the "oplog"
         self._cursors: dict[int, int] = {}  # cursor id -> next seq to return
+        self._projections: dict[int, dict[str, Any] | None] = {}  # cursor id -> its $project
         self._next_cursor = 1000
         self._faults: list[tuple[str, str, int]] = []  # (command, kind, remaining)
         self.aggregates: list[dict[str, Any]] = []  # the $changeStream stage of each aggregate
@@ -87,6 +100,7 @@ class ChangeStreamServer:
             self._events.clear()
             self._oldest = 1
             self._cursors.clear()
+            self._projections.clear()
             self._faults.clear()
             self.aggregates.clear()
             self.aggregate_namespaces.clear()
@@ -265,6 +279,8 @@ class ChangeStreamServer:
             cid = self._next_cursor
             self._next_cursor += 1
             self._cursors[cid] = position
+            self._projections[cid] = next((dict(st["$project"]) for st in pipeline[1:]
+                                           if "$project" in st), None)
             pbrt = token(position - 1)
         return bool(request.ok(cursor={"id": cid, "ns": f"{self.database}.{self.collection}",
                                        "firstBatch": [], "postBatchResumeToken": pbrt},
@@ -294,7 +310,11 @@ class ChangeStreamServer:
                 if left <= 0 or self._faults:
                     break
                 self._cond.wait(left)
-            batch = self._events[position - 1:]
+            batch = [_project(e, self._projections.get(cid)) for e in self._events[position - 1:]]
+            if any(len(bson.encode(e)) > MAX_BSON for e in batch):
+                # MongoDB fails the getMore at an event over its own limit, again on every resume
+                return bool(request.command_err(code=10334, errmsg="BSONObj size is invalid",
+                                                codeName="BSONObjectTooLarge"))
             self._cursors[cid] = len(self._events) + 1
             self.delivered += len(batch)
             pbrt = token(len(self._events))

@@ -67,3 +67,19 @@ def test_document_key_depends_on_the_document_and_the_fingerprint() -> None:
     assert document_key(doc, "fp") != document_key({**doc, "n": 2}, "fp")
     assert document_key(doc, "fp") != document_key(doc, "fp2")
     assert document_key({"bad": object()}, "fp") is None  # not BSON: simply not cached
+
+
+def test_failures_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:
+    """A document's recorded failure survives the file like an entry; one not kept is dropped."""
+    from trinogen.cache import CachedFailure
+
+    failure = CachedFailure('"bad"', "bad", (("bad", "nope", "unknown field"),))
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep_failure("k", failure)
+    cache.keep_failure("gone", failure)
+    cache.save()
+    again = RenderCache.load(tmp_path / "c", "fp")
+    assert again.failure("k") == failure and again.entries == {}
+    again.keep_failure("k", failure)
+    again.save()
+    assert RenderCache.load(tmp_path / "c", "fp").failures.keys() == {"k"}

@@ -9,8 +9,7 @@ from tests.fakes import FakeReader
 from trinogen.desired import Secrets, build_desired, read_secrets, secret_problems
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
-from trinogen.secrets import SecretData
-from trinogen.secrets import Secret
+from trinogen.secrets import Secret, SecretData
 from trinogen.source import doc_key
 
 SETTINGS = demo_settings(git={"remote": "https://git.example.com/gitops.git"})
@@ -73,3 +72,51 @@ def test_every_document_becomes_files_a_failure_or_disabled() -> None:
     assert [d.cluster_id for d in desired.disabled] == ["off"]
     assert all(p.startswith(("trino-clusters/analytics-prod/", "trino-applications/analytics-prod"))
                for p in desired.files["analytics-prod"])
+
+
+# --- a failed document is not validated again (issue 19) ------------------------------------------
+
+
+def _runs(monkeypatch: pytest.MonkeyPatch, *docs_per_run: list[dict[str, object]]
+          ) -> list[tuple[list[str], dict[str, tuple[str, ...]]]]:
+    """build_desired once per list of documents, one render cache across the runs: per run, the
+    documents validated and each failure's problems."""
+    from tests.fakes import FakeCache
+    from trinogen.model import document
+
+    validated: list[str] = []
+    real = document.classify
+    monkeypatch.setattr(document, "classify", lambda raw, *a: (validated.append(raw.doc_id),
+                                                               real(raw, *a))[1])
+    cache, renderer, out = FakeCache(), Renderer(SETTINGS), []
+    for docs in docs_per_run:
+        validated.clear()
+        raws = [RawDocument(doc_key(d["_id"]), d) for d in docs]
+        desired = build_desired(SETTINGS, raws, renderer, None, cache=cache, tree={})
+        cache.save()
+        out.append((list(validated), {f.doc_id: tuple(str(p) for p in f.problems)
+                                      for f in desired.failed}))
+    return out
+
+
+def test_an_unchanged_failed_document_is_reported_again_without_being_validated(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second run reports the same problems for the same bytes, from the cache; a change to
+    the document (a byte) validates it again."""
+    bad = {"_id": "bad", "clusterId": "bad", "owner": "x", "enabled": True, "nope": 1}
+    first, second, changed = _runs(monkeypatch, [bad], [bad], [{**bad, "nope": 2}])
+    assert first[0] == ['"bad"'] and first[1]['"bad"']
+    assert second == ([], first[1])  # not validated, the same problems
+    assert changed[0] == ['"bad"'] and changed[1] == first[1]
+
+
+def test_a_clusterid_claimed_twice_is_judged_afresh_on_every_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure that spans documents is never remembered as the document's own: once the other
+    claim is gone, the same bytes are valid again (and its own problems stay cached)."""
+    docs = {d["clusterId"]: d for d in example_docs()}
+    one = docs["adhoc-dev"]
+    twin = {**one, "_id": "twin"}
+    both, alone = _runs(monkeypatch, [one, twin], [one])
+    assert both[1][doc_key(one["_id"])][-1].endswith("make it unique or disable all but one")
+    assert alone == ([doc_key(one["_id"])], {})  # validated again, and valid

@@ -12,6 +12,7 @@ FerretDB v1 refuses keys containing '.', and every connector property is such a 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -370,3 +371,52 @@ def test_watch_on_ferretdb_gives_up_with_exit_4(served: tuple[dict[str, str], Re
     assert "NotImplemented (238)" in run.stderr and "times in a row" not in run.stderr
     assert time.monotonic() - started < 30
     assert "Traceback" not in run.stderr
+
+
+def _limited(world: World, max_bytes: int) -> None:
+    """The world's source with a lower mongodb.max_document_bytes (as the settings would set)."""
+    import dataclasses
+
+    src = world.mongo.source
+    src.settings = dataclasses.replace(src.settings, max_document_bytes=max_bytes)
+
+
+def test_a_document_over_the_size_limit_fails_unread_and_keeps_its_files(world: World) -> None:
+    """Over mongodb.max_document_bytes a document fails naming its clusterId and size, unread;
+    its files stay in git and the other documents still sync (issue 19)."""
+    world.sync()
+    before = world.tree()
+    _limited(world, 16_384)
+    world.mongo.set("adhoc-dev", "padding", "x" * 20_000)
+    world.mongo.set("etl-batch", "clusterConfig.worker.autoscaling.maxReplicas", 20)
+    report = world.sync()
+    [failed] = report.failed
+    assert failed.cluster_id == "adhoc-dev" and len(failed.problems) == 1
+    problem = failed.problems[0]
+    assert problem.cluster == "adhoc-dev" and re.fullmatch(
+        r"the document is 2\d,\d{3} bytes as BSON; at most 16,384 are read "
+        r"\(mongodb\.max_document_bytes\).*", problem.message)
+    assert "padding" not in problem.message  # never walked: no unknown-field problem
+    after = world.tree()
+    assert {p: c for p, c in after.items() if "adhoc-dev" in p} == {
+        p: c for p, c in before.items() if "adhoc-dev" in p}
+    assert "maxReplicas: 20" in after["trino-clusters/etl-batch/values.yaml"].decode()
+    assert world.status()["adhoc-dev"]["state"] == "failed"
+
+
+@HAS_FERRETDB
+def test_a_value_python_cannot_decode_fails_only_its_document(tmp_path: Path,
+                                                              ferretdb_server: Any) -> None:
+    """A date past the year 9999 (valid BSON, no Python datetime) fails its document, named by
+    its clusterId; before, pymongo's decoding error ended the whole read with a traceback."""
+    from bson.datetime_ms import DatetimeMS
+
+    world = World(tmp_path, lambda s, d: RealMongo(ferretdb_server, s, d))
+    world.sync()
+    world.mongo.coll.update_one({"clusterId": "adhoc-dev"},
+                                {"$set": {"since": DatetimeMS(2**62)}})
+    report = world.sync()
+    [failed] = report.failed
+    assert failed.cluster_id == "adhoc-dev"
+    assert failed.problems[0].message.startswith("the document cannot be decoded (InvalidBSON")
+    assert world.clusters() == CLUSTERS

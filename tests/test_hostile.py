@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import bson
 import pytest
 import yaml
 from bson import Binary, Code, Decimal128, Int64, ObjectId, Regex, json_util
@@ -364,7 +365,11 @@ def test_corpus_through_one_real_sync(tmp_path: Path) -> None:
         label = hc.label(case, doc_key)
         name = label if not label.startswith("_id=") else f"_id={doc_key(case.doc_id)}"
         assert f"  FAILED   {name} (" in run.stdout, f"{case.name} not named"
-        assert case.field in failed_section
+        # Over mongodb.max_document_bytes a document is refused by its size, before any field
+        # is read (issue 19); in-process (test_corpus_cases) the field is named.
+        assert case.field in failed_section or (
+            len(bson.encode(case.doc)) > 4 * 1024 * 1024 and f"{len(bson.encode(case.doc)):,} "
+            "bytes as BSON" in failed_section), case.name
     tree = remote_tree(remote)
     assert all(p.startswith(ROOTS) or p == ROOT_APP for p in tree), sorted(tree)
     landed = {p.split("/")[1].removesuffix(".yaml") for p in tree if p.startswith(ROOTS[1])}

@@ -152,3 +152,92 @@ def test_mapping_refuses_non_string_keys() -> None:
     c = Checker("demo", "error")
     assert c.mapping({1: "x"}, "m") is None
     assert c.problems[0].message == "has keys that are not strings"
+
+
+# --- what one document may cost (issue 19) --------------------------------------------------------
+
+
+def _unknown_keys(n: int) -> dict[str, int]:
+    return {f"x{i:05d}": 1 for i in range(n)}
+
+
+@pytest.mark.parametrize(("found", "limit", "listed", "last"), [
+    (3, 5, 3, "unknown field; remove it or correct its name"),          # under the cap: all
+    (5, 5, 5, "unknown field; remove it or correct its name"),          # exactly the cap
+    (6, 5, 6, ("... and 1 more problems (at most 5 are listed per document: "
+               "validation.max_problems); fix these and validate again")),
+    (60, 50, 51, ("... and 10 more problems (at most 50 are listed per document: "
+                  "validation.max_problems); fix these and validate again")),
+])
+def test_problems_beyond_the_cap_are_counted_not_listed(found: int, limit: int, listed: int,
+                                                        last: str) -> None:
+    """The first max_problems problems are kept, then one more saying how many were left out."""
+    c = Checker("demo", "error", limit)
+    c.fields(_unknown_keys(found), "", set())
+    problems = c.listed()
+    assert len(problems) == listed and problems[-1].message == last
+    assert problems[-1].cluster == "demo"  # the summary names the cluster too
+    assert c.count == found
+
+
+def test_the_walk_stops_at_a_hundred_times_the_cap() -> None:
+    """A document of 300,000 mistakes stops the walk at 100 x max_problems: its cost is bounded."""
+    c = Checker("demo", "error", 10)
+    assert c.run(lambda: c.fields(_unknown_keys(300_000), "", set())) is None
+    assert c.stopped and c.count == 1000 and len(c.problems) == 10
+    assert c.listed()[-1].message.startswith("... and at least 990 more problems: validation "
+                                             "stopped there")
+
+
+def test_a_repeated_problem_counts_once() -> None:
+    """The same field and message twice is one problem, listed or counted."""
+    c = Checker("demo", "error", 1)
+    for _ in range(3):
+        c.error("a", "is wrong")
+        c.error("b", "is wrong")
+    assert c.count == 2 and c.listed()[-1].message.startswith("... and 1 more problems")
+
+
+def test_warnings_beyond_the_cap_are_counted_and_the_walk_goes_on() -> None:
+    """Warnings are capped alike; they never stop the walk (a later error must still be found)."""
+    c = Checker("demo", "warn", 5)
+    c.fields(_unknown_keys(20_000), "", set())
+    c.error("clusterId", "is required")
+    warnings = c.listed_warnings()
+    assert len(warnings) == 6 and warnings[-1].message == (
+        "... and 19,995 more warnings (at most 5 are listed per document: validation.max_problems)")
+    assert [p.field for p in c.listed()] == ["clusterId"]
+
+
+def test_no_suggestion_is_computed_for_an_unlisted_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the cap, an unknown key costs no difflib search (its message is never shown)."""
+    from trinogen.model import checker
+
+    calls: list[str] = []
+    monkeypatch.setattr(checker, "closest", lambda key, known: calls.append(key))
+    c = Checker("demo", "error", 2)
+    c.fields(_unknown_keys(10), "", {"replicas"})
+    assert calls == ["x00000", "x00001"]
+
+
+def test_rules_still_fail_when_their_problems_are_past_the_cap() -> None:
+    """A reader that tells its own failure by the problems it added still sees unlisted ones."""
+    from trinogen.model.access_rules import check_rules
+
+    c = Checker("demo", "error", 1)
+    c.error("owner", "is required")  # the cap is reached before the rules are read
+    assert check_rules({"catalogs": [{"allow": "everything"}]}, "accessControl.rules", c) is None
+    assert c.count == 2
+
+
+def test_problems_made_after_validation_are_capped_alike() -> None:
+    """The secrets stage's problems (one per failing placeholder) are listed up to the cap too."""
+    from trinogen.errors import Problem
+    from trinogen.model.checker import capped
+
+    problems = [Problem("a", f"connectors[{i}]", "Vault has no secret") for i in range(7)]
+    assert capped(problems, 7) == tuple(problems)
+    out = capped(problems, 5)
+    assert out[:5] == tuple(problems[:5]) and out[5] == Problem("a", "", (
+        "... and 2 more problems (at most 5 are listed per document: validation.max_problems); "
+        "fix these and validate again"))

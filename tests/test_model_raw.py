@@ -63,3 +63,11 @@ def test_settled_decides_only_what_needs_no_validation(raw: RawDocument, outcome
     assert (None if got is None else type(got)) is outcome
     if got is not None:
         assert classify(raw, load_settings(environ={})) == got
+
+
+def test_a_huge_id_labels_a_document_by_its_start() -> None:
+    """Messages name a document with an over-long _id by its first 100 characters."""
+    from trinogen.model import document_label
+
+    raw = RawDocument('"' + "x" * 1_000_000 + '"', {"clusterId": 7})
+    assert document_label(raw) == '_id="' + "x" * 99 + "..."

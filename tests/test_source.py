@@ -82,3 +82,17 @@ def test_an_unusable_uri_is_a_config_error_without_its_secrets() -> None:
     with pytest.raises(ConfigError) as e:
         connect(MongoSettings(uri=uri))
     assert "s3cret" not in str(e.value)
+
+
+def test_a_document_over_the_size_limit_is_refused_by_id_and_cluster_id() -> None:
+    """Over mongodb.max_document_bytes a document is read back as refused, named by its _id and
+    clusterId (one more query, for the too-large documents only); the others are untouched."""
+    import dataclasses
+
+    src = source_with({"_id": 1, "clusterId": "big", "pad": "x" * 5000}, {"_id": 2, "clusterId": "b"})
+    src.settings = dataclasses.replace(src.settings, max_document_bytes=4096)
+    big, small = src.read_all()
+    assert big.doc_id == doc_key(1) and big.body == {"_id": 1, "clusterId": "big"}
+    assert big.unreadable is not None and big.unreadable.startswith("the document is 5,0")
+    assert small.unreadable is None and small.body["clusterId"] == "b"
+    assert src.queries == 2

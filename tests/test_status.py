@@ -85,3 +85,14 @@ def test_write_status_writes_the_rows_in_one_batch() -> None:
         raise AssertionError("hashed for an ephemeral source")
 
     assert write_status(FakeSource(ephemeral=True), plan, (), no_hashing, "c1") == 0
+
+
+def test_a_huge_id_is_written_by_its_start() -> None:
+    """A failed document with a 10 MiB _id gets a status row named by its start: the whole _id
+    (twice, with its problems) would be over MongoDB's 16 MiB and fail every status write."""
+    huge = '"' + "x" * 10_000_000 + '"'
+    failed = Failed(huge, None, (Problem("_id=" + huge[:100] + "...", "_id", "is too long"),))
+    rows = status_rows([], [failed], {}, {}, "c1", NOW)
+    [(key, row)] = rows.items()
+    assert key == "_id=" + huge[:100] + "..." and len(row["documentId"]) == 103
+    assert len(row["lastError"]) < 300

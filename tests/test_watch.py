@@ -67,7 +67,9 @@ def test_events_make_one_commit_per_batch(rig: Rig) -> None:
     started(rig, w)
     assert rig.commits() == 1  # the initial full sync (no saved token)
     stage = rig.wire.aggregates[0]
-    assert stage == {"fullDocument": "updateLookup"}  # from now: no token yet
+    assert stage == {}  # from now (no token yet), and no fullDocument: a sync reads documents
+    assert rig.wire.pipelines[0][1] == {"$project": {"operationType": 1, "documentKey": 1,
+                                                     "ns": 1, "wallTime": 1, "clusterTime": 1}}
     # One stream on the database (aggregate: 1), which the server filters to the cluster and
     # catalog collections: never the status or state collection next to them.
     assert rig.wire.aggregate_namespaces == ["trino.1"]
@@ -89,6 +91,24 @@ def test_events_make_one_commit_per_batch(rig: Rig) -> None:
     assert rig.state()["resumeToken"] == rig.wire.last_token  # saved after the push
     assert rig.mongo.source.status.count_documents({}) == 3  # status went to its own collection
     assert set(rig.wire.getmore_max_time_ms) == {50}  # max_await_ms: a getMore returns quickly
+
+
+def test_an_event_for_a_16_mib_document_is_synced_not_replayed(rig: Rig) -> None:
+    """An insert of a document near MongoDB's 16 MiB limit: the server leaves the document out
+    of the event (else the event is over the limit and every getMore fails at it, forever); the
+    sync reads it, refuses it by its size, and the watch goes on (issue 19)."""
+    w = rig.watcher()
+    started(rig, w)
+    big = {"_id": "huge", "clusterId": "huge", "owner": "x", "enabled": True,
+           "pad": "x" * (16 * 1024 * 1024 - 100)}
+    rig.mongo.coll.insert_one(big)
+    rig.wire.emit("insert", "huge", big)
+    rig.change("adhoc-dev", "owner", "growth_2")
+    drive(w, until=synced(w, 1))
+    assert w.failures.snapshot() == {} and rig.commits() == 2
+    assert rig.state()["resumeToken"] == rig.wire.last_token  # handled: a restart goes on
+    status = rig.mongo.source.status.find_one({"_id": "huge"})
+    assert status["state"] == "failed" and "bytes as BSON; at most 4,194,304" in status["lastError"]
 
 
 def test_burst_of_100_events_makes_one_commit(rig: Rig) -> None:

@@ -239,6 +239,26 @@ def test_refused_batch_is_not_retried_and_later_changes_go_through() -> None:
     assert loop.health() == (200, "degraded")  # a batch does not cover the refused clusters
 
 
+def test_a_sync_failing_on_a_bug_is_set_aside_not_replayed(caplog: pytest.LogCaptureFixture
+                                                             ) -> None:
+    """A batch whose sync raises what no expected failure is (a bug one document triggers) is
+    logged with its traceback and set aside like a refusal: its position is saved, so neither
+    the loop nor a restart replays it, and later changes go through (issue 19)."""
+    loop = started(saved=pos(1))
+    loop.syncer.errors.append(RecursionError("maximum recursion depth exceeded"))
+    loop.feed.emit("doc-hostile", pos(2))
+    loop.steps(20, every=0.2)
+    assert loop.syncer.calls == [("doc-hostile",)]  # once: a bug gives the same result again
+    assert loop.lease.saved == pos(2)
+    assert loop.health() == (200, "degraded")
+    assert "a bug: RecursionError" in loop.w.health()[1]["refused"]["message"]
+    [record] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert record.exc_info is not None and "please report it" in record.getMessage()
+    loop.feed.emit("doc-other", pos(3))
+    loop.steps(20, every=0.2)
+    assert loop.syncer.calls[-1] == ("doc-other",) and loop.lease.saved == pos(3)
+
+
 def test_refused_reconcile_waits_a_period_and_a_full_sync_clears_degraded() -> None:
     """A refused full sync is retried at the next reconcile, not at once; its success clears it."""
     loop = started(saved=pos(1))

@@ -2,7 +2,9 @@
 
 An entry is keyed by a hash of the document's BSON bytes and the renderer's fingerprint
 (templates, settings that shape output, trinogen's version). It records the blob ids of the files
-that document rendered to and the Vault secret versions they were rendered with. A document is a
+that document rendered to and the Vault secret versions they were rendered with; or, for a
+document that failed validation on its own, its problems (issue 19: a failed document that has
+not changed is not validated again, and is reported with the same problems). A document is a
 hit only when its entry exists, the repository still holds exactly those blobs at those paths,
 and Vault still reports the same versions; anything else renders again. The cache lives inside
 the cached clone's git directory (never committed) and is rewritten after each run with just the
@@ -21,9 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from trinogen.ports import CachedFailure
 from trinogen.ports import CacheEntry as Entry
 
-__all__ = ["FORMAT", "Entry", "RenderCache", "document_key"]
+__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key"]
 
 log = logging.getLogger(__name__)
 
@@ -32,16 +35,19 @@ log = logging.getLogger(__name__)
 FORMAT = f"2-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def document_key(body: Mapping[str, Any], fingerprint: str) -> str | None:
-    """A stable hash of a document as stored (BSON bytes) and the renderer fingerprint."""
+def document_key(body: Mapping[str, Any], fingerprint: str, digest: bytes | None = None
+                 ) -> str | None:
+    """A stable hash of a document as stored (BSON bytes) and the renderer fingerprint;
+    `digest` is the sha256 of those bytes when the source has it already."""
     import bson
 
-    try:
-        encoded = bson.encode(body)
-    except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
-        return None
+    if digest is None:
+        try:
+            digest = hashlib.sha256(bson.encode(body)).digest()
+        except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
+            return None
     h = hashlib.sha256(fingerprint.encode())
-    h.update(encoded)
+    h.update(digest)
     return h.hexdigest()[:40]
 
 
@@ -56,6 +62,9 @@ class RenderCache:
         # Files of no single cluster (the app-of-apps), which depend on the fingerprint only.
         self.extra: dict[str, str] = {}
         self.used_extra: dict[str, str] = {}
+        # Documents that failed validation on their own (issue 19): not validated again.
+        self.failures: dict[str, CachedFailure] = {}
+        self.used_failures: dict[str, CachedFailure] = {}
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> RenderCache:
@@ -65,6 +74,8 @@ class RenderCache:
             if data.get("format") == FORMAT and data.get("fingerprint") == fingerprint:
                 cache.entries = {k: Entry.from_json(v) for k, v in data["entries"].items()}
                 cache.extra = {str(k): str(v) for k, v in data.get("extra", {}).items()}
+                cache.failures = {k: CachedFailure.from_json(v)
+                                  for k, v in data.get("failures", {}).items()}
         except FileNotFoundError:
             pass
         except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError) as e:
@@ -78,13 +89,21 @@ class RenderCache:
         """Record an entry to be saved (hits and fresh renders of this run)."""
         self.used[key] = entry
 
+    def failure(self, key: str) -> CachedFailure | None:
+        return self.failures.get(key)
+
+    def keep_failure(self, key: str, failure: CachedFailure) -> None:
+        self.used_failures[key] = failure
+
     def save(self) -> None:
         """Write the entries of this run, unless they are exactly what was loaded."""
-        if self.used == self.entries and self.used_extra == self.extra:
+        if (self.used == self.entries and self.used_extra == self.extra
+                and self.used_failures == self.failures):
             return
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
                 "entries": {k: e.to_json() for k, e in sorted(self.used.items())},
-                "extra": dict(sorted(self.used_extra.items()))}
+                "extra": dict(sorted(self.used_extra.items())),
+                "failures": {k: f.to_json() for k, f in sorted(self.used_failures.items())}}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)

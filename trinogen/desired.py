@@ -29,12 +29,13 @@ from trinogen.model import (
     field_path,
     settled,
 )
+from trinogen.model.checker import capped
 from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.render import Renderer, RenderError
 from trinogen.secrets import SecretData, SecretUse
-from trinogen.served import Served
+from trinogen.served import Judge, Served
 from trinogen.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,8 @@ def build_desired(
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library))
-    classified = _classify(served.misses, settings, library)
+    classified = _classify(served.misses, settings, library, served.judge(
+        lambda raw: model.classify(raw, settings, library)))
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed])
@@ -132,15 +134,17 @@ def build_desired(
     return desired
 
 
-def _classify(raws: list[RawDocument], settings: Settings, library: Library) -> Classified:
-    """Validate what the cache could not serve. Disabled documents are settled from their raw
-    bodies (they claim no clusterId), so when nothing else is left, as in a sync where nothing
-    changed, the validator is not even imported (`trinogen.model` loads it on first use)."""
+def _classify(raws: list[RawDocument], settings: Settings, library: Library,
+              own: Judge | None = None) -> Classified:
+    """Validate what the cache could not serve (`own`: the cache's judge of one document).
+    Disabled documents are settled from their raw bodies (they claim no clusterId), so when
+    nothing else is left, as in a sync where nothing changed, the validator is not even
+    imported (`trinogen.model` loads it on first use)."""
     disabled = []
     for raw in raws:
         outcome = settled(raw)
         if not isinstance(outcome, Disabled):
-            return Classified.of(model.classify_all(raws, settings, library))
+            return Classified.of(model.classify_all(raws, settings, library, own))
         disabled.append(outcome)
     return Classified.of(disabled)
 
@@ -294,7 +298,8 @@ def _render_one(
     cid = cluster.cluster_id
     problems = secret_problems(cluster, secrets)
     if problems:
-        return Failed(cluster.doc_id, cid, tuple(problems), "secrets")
+        return Failed(cluster.doc_id, cid, capped(problems, renderer.settings.validation
+                                                  .max_problems), "secrets")
     try:
         files = renderer.render_cluster(cluster, secrets.data, inline=inline)
     except RenderError as e:

@@ -87,6 +87,30 @@ class CacheEntry:
                    tuple(tuple(w) for w in warnings) if warnings else ())
 
 
+@dataclass(frozen=True)
+class CachedFailure:
+    """What the render cache recorded for a document that failed validation on its own: its
+    problems, told again on every run until the document (or what it depends on) changes."""
+
+    doc_id: str
+    cluster_id: str | None
+    problems: tuple[tuple[str, str, str], ...]  # (cluster, field, message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"doc": self.doc_id, "cluster": self.cluster_id,
+                "problems": [list(p) for p in self.problems]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CachedFailure:
+        problems = data["problems"]
+        if not isinstance(problems, list) or not all(
+                isinstance(p, list) and len(p) == 3 for p in problems):
+            raise TypeError("malformed cached failure")
+        cluster = data["cluster"]
+        return cls(str(data["doc"]), None if cluster is None else str(cluster),
+                   tuple((str(a), str(b), str(c)) for a, b, c in problems))
+
+
 class RenderCacheStore(Protocol):
     """The render cache as the pipeline uses it (`trinogen.cache.RenderCache`)."""
 
@@ -96,6 +120,10 @@ class RenderCacheStore(Protocol):
     def get(self, key: str) -> CacheEntry | None: ...
 
     def keep(self, key: str, entry: CacheEntry) -> None: ...
+
+    def failure(self, key: str) -> CachedFailure | None: ...
+
+    def keep_failure(self, key: str, failure: CachedFailure) -> None: ...
 
     def save(self) -> None: ...
 

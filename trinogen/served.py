@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.cache import document_key
-from trinogen.model import Cluster, RawDocument, enabled_claims
+from trinogen.errors import Problem
+from trinogen.model import Cluster, Failed, Outcome, RawDocument, enabled_claims
 from trinogen.plan import DesiredFile
-from trinogen.ports import CacheEntry, RenderCacheStore
+from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 
 # What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
 # as a BSON-encodable value; None when nothing.
 Dependencies = Callable[[Mapping[str, Any]], Any]
+Judge = Callable[[RawDocument], Outcome]
 
 
 @dataclass
@@ -86,6 +88,31 @@ class Served:
                 warnings=tuple((w.cluster, w.field, w.message) for w in cluster.warnings),
             ))
 
+    def judge(self, classify: Judge) -> Judge:
+        """`classify` (one document on its own), but a document that failed before with the
+        same key (same bytes, renderer fingerprint and shared catalogs) gets its recorded
+        problems without being validated again; a new failure is recorded (issue 19).
+
+        Only a document's own outcome passes through here: what spans documents (a clusterId
+        claimed twice) is judged afresh by the caller on every run, and never recorded."""
+        cache = self.cache
+        if cache is None:
+            return classify
+
+        def judged(raw: RawDocument) -> Outcome:
+            key = self.keys.get(raw.doc_id)
+            known = cache.failure(key) if key else None
+            if key and known is not None and known.doc_id == raw.doc_id:
+                cache.keep_failure(key, known)
+                return Failed(raw.doc_id, known.cluster_id, tuple(Problem(*p) for p in known.problems))
+            outcome = classify(raw)
+            if key and isinstance(outcome, Failed) and outcome.stage == "validate":
+                cache.keep_failure(key, CachedFailure(raw.doc_id, outcome.cluster_id, tuple(
+                    (p.cluster, p.field, p.message) for p in outcome.problems)))
+            return outcome
+
+        return judged
+
     def root_app(self, render: Callable[[], Mapping[str, bytes]]) -> dict[str, DesiredFile]:
         """The app-of-apps: from the cache when the repository holds exactly the cached blobs."""
         cache, tree = self.cache, self.tree
@@ -101,13 +128,14 @@ class Served:
 
 
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
-    if not isinstance(raw.body, Mapping):
-        return None
+    if not isinstance(raw.body, Mapping) or raw.unreadable:
+        return None  # a refused document's body is only what names it: never a key
     # A document using shared catalogs is keyed with them: a change to one of them re-renders
     # exactly its users. Any other document keeps the key of its bytes alone.
     more = dependencies(raw.body) if dependencies is not None else None
-    body = raw.body if more is None else {"document": raw.body, "catalogs": more}
-    return document_key(body, fingerprint)
+    if more is None:
+        return document_key(raw.body, fingerprint, raw.digest)
+    return document_key({"document": raw.body, "catalogs": more}, fingerprint)
 
 
 def _hits(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from trinogen import bsonread
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
 from trinogen.redact import redact_text, redact_url
@@ -94,14 +95,46 @@ class Source:
         from pymongo.errors import PyMongoError
 
         self.queries += 1
+        coll = self.collection if collection is None else collection
+        options = getattr(coll, "codec_options", None)
         try:
             # The projection saves a real server's bandwidth; in-process it would only cost copying.
             projection = None if self.ephemeral else PROJECTION
-            cursor = (self.collection if collection is None else collection).find(
-                query, projection, batch_size=self.settings.batch_size)
-            return [RawDocument(doc_key(d.get("_id")), d) for d in cursor]
+            if bsonread.speaks_bson(coll):  # documents arrive as raw BSON, measured before decoding
+                coll = coll.with_options(codec_options=bsonread.raw_options(options))
+            cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
+            reads = [bsonread.read(d, self.settings.max_document_bytes, options) for d in cursor]
+            identities = self._identities(reads, coll)
+            return [self._document(r, identities) for r in reads]
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
+
+    def _identities(self, reads: list[bsonread.Read], coll: Any) -> dict[str, Mapping[str, Any]]:
+        """clusterId and enabled of the documents read as too large (one more small query)."""
+        ids = [r.id for r in reads if r.body is None and r.identified]
+        if not ids:
+            return {}
+        self.queries += 1
+        found = coll.find({"_id": {"$in": ids}}, {"clusterId": 1, "enabled": 1})
+        out = {}
+        for item in found:
+            small = bsonread.read(item, bsonread.IDENTITY_BYTES, getattr(coll, "codec_options", None))
+            if small.body is not None:
+                out[doc_key(small.id)] = small.body
+        return out
+
+    def _document(self, r: bsonread.Read, identities: Mapping[str, Mapping[str, Any]]
+                  ) -> RawDocument:
+        if r.body is not None:
+            return RawDocument(doc_key(r.body.get("_id")), r.body, digest=r.digest)
+        if not r.identified:
+            # No _id to name it by: its cluster cannot be told, so none is pruned this run.
+            self.complete = False
+            return RawDocument(json.dumps(f"unidentified document {self.queries}"), {},
+                               unreadable=f"a document without a readable _id {r.refused}")
+        key = doc_key(r.id)
+        body = bsonread.identity(r.id, identities.get(key, {}))
+        return RawDocument(key, body, unreadable=f"the document {r.refused}")
 
     # --- status records (a separate collection: writes never wake a change-stream watcher) ----
 

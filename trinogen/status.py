@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from trinogen.model import Failed
+from trinogen.model import MAX_DOC_ID, Failed
 from trinogen.plan import ClusterChange, Plan
 from trinogen.ports import DocumentSource, StatusRecord
 
@@ -39,7 +39,7 @@ def status_rows(
         if row is not None:
             rows[change.cluster_id] = row
     for f in failed:
-        key = f.cluster_id or f"_id={f.doc_id}"
+        key = f.cluster_id or f"_id={_short(f.doc_id)}"
         row = _failed_row(f, previous.get(key, {}), now)
         if row is not None:
             rows[key] = row
@@ -73,8 +73,14 @@ def _failed_row(f: Failed, prev: StatusRecord, now: datetime) -> Row | None:
         return None
     # The last good sync (commit, time, render hash) stays next to the error.
     kept = {k: v for k, v in prev.items() if k != "_id"}
-    return {**kept, "documentId": f.doc_id, "state": "failed", "stage": f.stage,
+    return {**kept, "documentId": _short(f.doc_id), "state": "failed", "stage": f.stage,
             "lastError": error, "errorAt": now}
+
+
+def _short(doc_id: str) -> str:
+    """An _id as a status row holds it: one too long for any file header by its start (a row is
+    at most 16 MiB; a failed document's _id may be nearly that)."""
+    return doc_id if len(doc_id) <= MAX_DOC_ID else doc_id[:100] + "..."
 
 
 def write_status(

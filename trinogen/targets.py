@@ -56,7 +56,8 @@ def read_library(source: DocumentSource, raws: Sequence[RawDocument], settings: 
     if not always and not needs_library(raws, settings.defaults, settings.profiles):
         return NO_LIBRARY
     return parse_library(source.read_catalogs(), unknown_fields=settings.validation.unknown_fields,
-                         collection=settings.mongodb.catalog_collection)
+                         collection=settings.mongodb.catalog_collection,
+                         max_problems=settings.validation.max_problems)
 
 
 def unknown_clusters(

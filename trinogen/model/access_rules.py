@@ -76,7 +76,7 @@ def check_rules(value: Any, path: str, c: Checker) -> dict[str, Any] | None:
     rules = c.mapping(value, path)
     if rules is None:
         return None
-    before = len(c.problems)
+    before = c.count
     strict_fields(rules, path, SECTIONS, c)
     out: dict[str, Any] = {}
     for section, (fields, required) in SECTIONS.items():
@@ -92,7 +92,7 @@ def check_rules(value: Any, path: str, c: Checker) -> dict[str, Any] | None:
             continue
         out[section] = [_rule(item, field_path(where, i), section, fields, required, c)
                         for i, item in enumerate(items)]
-    return out if len(c.problems) == before else None
+    return out if c.count == before else None
 
 
 def _rule(item: Any, path: str, section: str, fields: Mapping[str, Kind],
@@ -116,7 +116,7 @@ def strict_fields(obj: Mapping[str, Any], path: str, known: Iterable[str], c: Ch
     known = set(known)
     for key in obj:
         if key not in known:
-            hint = closest(key, known)
+            hint = None if c.full else closest(key, known)
             c.error(field_path(path, key), f"unknown field{f' (did you mean {hint}?)' if hint else ''}"
                     f"; known: {', '.join(sorted(known))}")
 

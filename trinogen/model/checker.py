@@ -3,6 +3,10 @@
 A `Checker` collects the problems of one document; each read (`string`, `integer`, `mapping`...)
 returns the value when it is acceptable and None otherwise, so a walker carries on and reports
 everything at once. Messages name types the way a document author sees them (BSON included).
+
+What one document may cost is bounded (issue 19): the first `max_problems` problems (and as many
+warnings) are kept, later ones only counted, and the walk stops (`Saturated`) once
+`STOP_FACTOR` times as many are found, so a document of 300,000 mistakes costs what 5,000 do.
 """
 
 from __future__ import annotations
@@ -11,15 +15,23 @@ import functools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from trinogen.errors import Problem
 from trinogen.model.rules import MAX_INT, MAX_STRING, RESERVED_FIELDS
 
+T = TypeVar("T")
+
 # Documents are dicts (pymongo, mongomock, JSON, YAML all give dict or a subclass); checking dict
 # first spares the abstract-base-class machinery on every field of every document.
 MAPS = (dict, Mapping)
+
+# Problems (and warnings) listed per document, unless validation.max_problems says otherwise.
+MAX_PROBLEMS = 50
+# The walk stops once this many times max_problems problems are found: beyond it, counting them
+# would cost what listing them did (a message and a field path each).
+STOP_FACTOR = 100
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 # bson types by class name (trinogen does not import bson here: the model stays dependency-free)
@@ -108,20 +120,82 @@ def closest(key: str, known: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
-class Checker:
-    """Collects problems (and warnings) for one document."""
+def capped(problems: Sequence[Problem], limit: int) -> tuple[Problem, ...]:
+    """The first `limit` problems of a list made elsewhere (the secrets stage), and one more
+    saying how many were left out."""
+    if len(problems) <= limit:
+        return tuple(problems)
+    return (*problems[:limit], _more(problems[0].cluster, len(problems) - limit, limit, False))
 
-    def __init__(self, label: str, unknown_fields: str) -> None:
+
+def _more(label: str, more: int, limit: int, stopped: bool) -> Problem:
+    what = (f"at least {more:,} more problems: validation stopped there" if stopped
+            else f"{more:,} more problems")
+    return Problem(label, "", f"... and {what} (at most {limit} are listed per document: "
+                   "validation.max_problems); fix these and validate again")
+
+
+class Saturated(Exception):
+    """A document gave enough problems: its walk stops here (`Checker.run` catches it)."""
+
+
+class Checker:
+    """Collects problems (and warnings) for one document, keeping at most `max_problems` of each."""
+
+    def __init__(self, label: str, unknown_fields: str, max_problems: int = MAX_PROBLEMS) -> None:
         self.label = label
         self.unknown_fields = unknown_fields
-        self.problems: list[Problem] = []
+        self.limit = max_problems
+        self.problems: list[Problem] = []  # the first `limit` (distinct) problems
         self.warnings: list[Problem] = []
+        self.count = 0  # distinct problems found, listed or not
+        self.warned = 0
+        self.stopped = False  # the walk stopped at limit * STOP_FACTOR problems
+        self._seen: set[Problem] = set()  # bounded: at most limit * STOP_FACTOR entries
+
+    @property
+    def full(self) -> bool:
+        """No more problems are listed: spare work that only a message would use (a hint)."""
+        return self.count >= self.limit
 
     def error(self, path: str, message: str) -> None:
-        self.problems.append(Problem(self.label, path, message))
+        problem = Problem(self.label, path, message)
+        if problem in self._seen:
+            return
+        self._seen.add(problem)
+        self.count += 1
+        if self.count <= self.limit:
+            self.problems.append(problem)
+        elif self.count >= self.limit * STOP_FACTOR:
+            self.stopped = True
+            raise Saturated
 
     def warn(self, path: str, message: str) -> None:
-        self.warnings.append(Problem(self.label, path, message))
+        self.warned += 1
+        if self.warned <= self.limit:
+            self.warnings.append(Problem(self.label, path, message))
+
+    def run(self, walk: Callable[[], T]) -> T | None:
+        """`walk()`, or None when it stopped because the document gave too many problems."""
+        try:
+            return walk()
+        except Saturated:
+            return None
+
+    def listed(self) -> tuple[Problem, ...]:
+        """The problems kept, and one more saying how many were not listed."""
+        more = self.count - len(self.problems)
+        if more <= 0:
+            return tuple(self.problems)
+        return (*self.problems, _more(self.label, more, self.limit, self.stopped))
+
+    def listed_warnings(self) -> tuple[Problem, ...]:
+        more = self.warned - len(self.warnings)
+        if more <= 0:
+            return tuple(self.warnings)
+        return (*self.warnings, Problem(self.label, "", f"... and {more:,} more warnings (at most "
+                                        f"{self.limit} are listed per document: "
+                                        "validation.max_problems)"))
 
     def _absent(self, path: str, required: bool) -> None:
         if required:
@@ -151,10 +225,12 @@ class Checker:
         if key in RESERVED_FIELDS:
             self.error(where, f"may not be set: {RESERVED_FIELDS[key]}")
             return
-        hint = closest(key, known)
+        warn = self.unknown_fields == "warn"
+        listed = self.warned < self.limit if warn else not self.full
+        hint = closest(key, known) if listed else None
         msg = (f"unknown field{f' (did you mean {hint}?)' if hint else ''}; remove it or "
                "correct its name")
-        if self.unknown_fields == "warn":
+        if warn:
             self.warn(where, msg + "; ignored")
         else:
             self.error(where, msg)

@@ -10,7 +10,7 @@ clusterIds).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trinogen.errors import Problem
@@ -65,24 +65,28 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
     if done is not None:
         return done
     cid = claimed_by(label)
-    c = Checker(label, settings.validation.unknown_fields)
-    cluster = _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c, library)
+    c = Checker(label, settings.validation.unknown_fields, settings.validation.max_problems)
+    cluster = c.run(lambda: _cluster(_merged(raw.body, settings, c), raw.doc_id, settings, c,
+                                     library))
     if c.problems or cluster is None:
         if not c.problems:  # pragma: no cover - _cluster returns None only with problems
             c.error("", "invalid document")
-        return Failed(raw.doc_id, cid, tuple(dict.fromkeys(c.problems)))
+        return Failed(raw.doc_id, cid, c.listed())
     return cluster
 
 
 def classify_all(raws: Iterable[RawDocument], settings: Settings,
-                 library: Library = NO_LIBRARY) -> list[Outcome]:
+                 library: Library = NO_LIBRARY,
+                 own: Callable[[RawDocument], Outcome] | None = None) -> list[Outcome]:
     """Classify every document, then fail every document whose clusterId another one also claims.
 
     Two enabled documents with the same clusterId are an error for both, never a silent pick; a
-    disabled document sharing the id of an enabled one does not count.
+    disabled document sharing the id of an enabled one does not count. `own` judges one
+    document on its own (default: `classify`; the render cache's remembers failures): every
+    rule that spans documents comes after it, so its outcome never depends on another document.
     """
     raws = list(raws)
-    outcomes = [classify(raw, settings, library) for raw in raws]
+    outcomes = [classify(raw, settings, library) if own is None else own(raw) for raw in raws]
     for cid, idxs in enabled_claims(raws).items():
         if len(idxs) < 2:
             continue
@@ -115,7 +119,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
     parts = _parts(d, head, TrinoCheck.of(head.version, s.validation, c), s, c, library)
     if c.problems:
         return None
-    return build(doc_id, head, parts, tuple(c.warnings))
+    return build(doc_id, head, parts, c.listed_warnings())
 
 
 def _head(d: Mapping[str, Any], s: Settings, c: Checker) -> Head:

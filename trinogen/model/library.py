@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trinogen.errors import Problem
-from trinogen.model.checker import MAPS, Checker, field_path, show, type_name
+from trinogen.model.checker import MAPS, MAX_PROBLEMS, Checker, field_path, show, type_name
 from trinogen.model.rules import (
     CONNECTOR_NAME,
     LABEL_VALUE,
@@ -78,7 +78,8 @@ NO_LIBRARY = Library()
 
 
 def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
-                  collection: str = "trino_catalogs") -> Library:
+                  collection: str = "trino_catalogs",
+                  max_problems: int = MAX_PROBLEMS) -> Library:
     """Every catalog document judged on its own; a name claimed twice is unusable for both."""
     found: dict[str, list[SharedCatalog]] = {}
     failed: list[Failed] = []
@@ -90,7 +91,7 @@ def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
         if name is not None:
             sources.setdefault(name, []).append(raw.body)
             claims.setdefault(name, []).append(raw.doc_id)
-        catalog, problems = _catalog(raw, name, unknown_fields)
+        catalog, problems = _catalog(raw, name, unknown_fields, max_problems)
         if catalog is not None:
             found.setdefault(catalog.name, []).append(catalog)
             continue
@@ -118,17 +119,21 @@ def _claimed_name(raw: RawDocument) -> str | None:
     return name if type(name) is str and CONNECTOR_NAME.fullmatch(name) else None
 
 
-def _catalog(raw: RawDocument, name: str | None,
-             unknown_fields: str) -> tuple[SharedCatalog | None, tuple[Problem, ...]]:
+def _catalog(raw: RawDocument, name: str | None, unknown_fields: str,
+             max_problems: int) -> tuple[SharedCatalog | None, tuple[Problem, ...]]:
     label = f"catalog {name}" if name else f"catalog _id={raw.doc_id}"
-    c = Checker(label, unknown_fields)
+    c = Checker(label, unknown_fields, max_problems)
     if raw.unreadable:
         c.error("", raw.unreadable)
-        return None, tuple(c.problems)
+        return None, c.listed()
     if not isinstance(raw.body, MAPS):
         c.error("", "the catalog document is not an object")
-        return None, tuple(c.problems)
-    d = raw.body
+        return None, c.listed()
+    catalog = c.run(lambda: _read_catalog(raw, raw.body, c))
+    return (catalog, ()) if catalog is not None and not c.problems else (None, c.listed())
+
+
+def _read_catalog(raw: RawDocument, d: Mapping[str, Any], c: Checker) -> SharedCatalog | None:
     c.fields(d, "", CATALOG_FIELDS)
     checked_name = c.string(d.get("name"), "name", pattern=CONNECTOR_NAME,
                             max_len=MAX_CONNECTOR_NAME,
@@ -139,8 +144,8 @@ def _catalog(raw: RawDocument, name: str | None,
     props = _properties(d.get("properties"), c)
     shares = _shares(d.get("shareWith"), c)
     if c.problems or checked_name is None or owner is None or props is None or shares is None:
-        return None, tuple(c.problems)
-    return SharedCatalog(raw.doc_id, checked_name, owner, MappingProxyType(props), shares), ()
+        return None
+    return SharedCatalog(raw.doc_id, checked_name, owner, MappingProxyType(props), shares)
 
 
 def _properties(value: Any, c: Checker) -> dict[str, str] | None:

@@ -25,7 +25,9 @@ def document_label(raw: RawDocument) -> str:
     cid = raw.body.get("clusterId") if isinstance(raw.body, MAPS) else None
     if type(cid) is str and CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
         return cid
-    return f"_id={raw.doc_id}"
+    # An _id too long for a file header (refused below) is named by its start: a 10 MiB _id
+    # must not become every message's, the report's and the status row's (issue 19).
+    return f"_id={raw.doc_id if len(raw.doc_id) <= MAX_DOC_ID else raw.doc_id[:100] + '...'}"
 
 
 def claimed_cluster_id(raw: RawDocument) -> str | None:
@@ -61,9 +63,8 @@ def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
         return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels; "
                                                 "no field does: remove the extra levels"),))
     if len(raw.doc_id) > MAX_DOC_ID:
-        short = label if cid else label[:100] + "..."
         return Failed(raw.doc_id, cid, (Problem(
-            short, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "
+            label, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "
             f"trinogen records it in every file header, which holds at most {MAX_DOC_ID}: give "
             "the document a shorter _id"),))
     return None

@@ -270,6 +270,9 @@ class RawDocument:
     # Set when the document could not be read as stored (the embedded database refused a seed
     # document): it fails, and its cluster keeps its files.
     unreadable: str | None = None
+    # A hash of its BSON bytes as read, when the source measured them (the render cache's key
+    # then needs no second encoding of the document).
+    digest: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -78,6 +78,10 @@ def _check_limits(s: Settings) -> None:
         (g.push_retries >= 0 and g.timeout > 0 and g.lock_timeout >= 0,
          "git.push_retries, git.timeout and git.lock_timeout must not be negative"),
         (0 <= s.sync.max_prune_share <= 1, "sync.max_prune_share must be between 0 and 1"),
+        (1 <= s.validation.max_problems <= 10_000,
+         "validation.max_problems must be between 1 and 10000"),
+        (1024 <= s.mongodb.max_document_bytes <= 16 * 1024 * 1024,
+         "mongodb.max_document_bytes must be between 1024 and 16777216 (MongoDB's limit)"),
     ):
         if not ok:
             raise ConfigError(f"setting {rule}")

@@ -29,6 +29,10 @@ class MongoSettings:
     seed_dir: str | None = None
     batch_size: int = 1000
     timeout_ms: int = 10000
+    # A document larger than this (BSON bytes, as read) fails unread, its files kept: 4 MiB is
+    # four times the largest Kubernetes object any of its parts can become (1 MiB), a quarter of
+    # MongoDB's 16 MiB (issue 19).
+    max_document_bytes: int = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class ValidationSettings:
     trino_properties: str = "error"
     # connector.name values a platform deploys as its own plugins: their catalogs are not checked.
     unchecked_connectors: tuple[str, ...] = ()
+    # Problems (and warnings) listed per document; later ones are counted, and the walk stops at
+    # 100 times as many: one document of 300,000 mistakes must not cost every sync (issue 19).
+    max_problems: int = 50
 
 
 @dataclass(frozen=True)

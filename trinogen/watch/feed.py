@@ -21,8 +21,13 @@ from trinogen.watch.position import StreamPosition
 DOCUMENT_EVENTS = ("insert", "update", "replace", "delete")
 # Events after which the stream cannot go on (or the collection is gone): full sync, new stream.
 STREAM_END_EVENTS = ("invalidate", "drop", "rename", "dropDatabase")
+# What the loop reads of an event (`to_event`); the server leaves out the rest, fullDocument and
+# updateDescription above all: an event carrying a 16 MiB document would be over MongoDB's own
+# limit, and the server would fail every getMore at it, the stream stuck on it forever (issue 19).
+EVENT_FIELDS = ("operationType", "documentKey", "ns", "wallTime", "clusterTime")
+PROJECT: dict[str, Any] = {"$project": dict.fromkeys(EVENT_FIELDS, 1)}  # _id (the token) stays
 PIPELINE: list[dict[str, Any]] = [
-    {"$match": {"operationType": {"$in": [*DOCUMENT_EVENTS, *STREAM_END_EVENTS]}}}
+    {"$match": {"operationType": {"$in": [*DOCUMENT_EVENTS, *STREAM_END_EVENTS]}}}, PROJECT,
 ]
 # Events of a whole database that carry no collection, yet end a database's stream.
 DATABASE_END_EVENTS = ("invalidate", "dropDatabase")
@@ -34,7 +39,7 @@ def watched_pipeline(collections: Iterable[str]) -> list[dict[str, Any]]:
     match = dict(PIPELINE[0]["$match"])
     match["$or"] = [{"ns.coll": {"$in": sorted(set(collections))}},
                     {"operationType": {"$in": list(DATABASE_END_EVENTS)}}]
-    return [{"$match": match}]
+    return [{"$match": match}, PROJECT]
 # Server errors meaning "this resume token is no longer usable": resuming cannot work.
 TOKEN_LOST_CODES = {
     286: "ChangeStreamHistoryLost",
@@ -181,8 +186,9 @@ class ChangeStream:
 
 
 class ChangeFeed:
-    """Opens change streams (`full_document="updateLookup"`) on one collection, or on its
-    database filtered to the cluster and catalog collections (`watched_pipeline`)."""
+    """Opens change streams on one collection, or on its database filtered to the cluster and
+    catalog collections (`watched_pipeline`). Events never carry the document: a sync reads
+    what it needs, measured before it is decoded (trinogen.bsonread)."""
 
     def __init__(self, collection: Any, max_await_ms: int, *,
                  pipeline: list[dict[str, Any]] | None = None,
@@ -200,7 +206,7 @@ class ChangeFeed:
 
         try:
             stream = self.collection.watch(
-                self.pipeline, full_document="updateLookup",
+                self.pipeline,
                 resume_after=after.document() if after is not None else None,
                 max_await_time_ms=self.max_await_ms,
             )

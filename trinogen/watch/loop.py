@@ -40,7 +40,7 @@ from trinogen.watch.ports import Feed, LeaseLike, Stream
 from trinogen.watch.position import StreamPosition, idle_save_due
 from trinogen.watch.retry import GIVE_UP, Failures, backoff
 from trinogen.watch.signals import StopRequest
-from trinogen.watch.syncing import Syncer, SyncOutcome, describe
+from trinogen.watch.syncing import Syncer, SyncOutcome, describe, set_aside
 
 log = logging.getLogger("trinogen.watch")
 
@@ -350,27 +350,28 @@ class Watcher:
         except TrinogenError as e:
             self.metrics.sync(work.kind, "failed")
             self._failed("sync", e, wait=True)
+        except Exception as e:  # noqa: BLE001 - a bug: logged with its traceback, set aside
+            self._refused(work, e)
         else:
             self._synced(work, outcome, started)
 
-    def _refused(self, work: Work, e: SafetyRefusal) -> None:
-        """A guard refused the sync: report it, keep it visible, and go on (no retry).
+    def _refused(self, work: Work, e: Exception) -> None:
+        """A guard refused the sync, or it failed on a bug: report it, keep it visible, and go on.
 
-        Retrying cannot help (the same documents give the same plan) and would block every
-        later change. The refused clusters keep their files; each full sync tries again.
+        Retrying cannot help (the same documents give the same plan, or the same bug) and would
+        block every later change; exiting would replay the same event after each restart. The
+        clusters keep their files; each full sync tries again.
         """
         now = self.clock()
         self.work = None
         self._recovered("sync")
-        self.metrics.sync(work.kind, "refused")
+        bug = not isinstance(e, SafetyRefusal)
+        self.metrics.sync(work.kind, "failed" if bug else "refused")
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
-        self.refusal = Refusal(work.kind, str(e), len(work.doc_ids), self.wall().isoformat())
+        self.refusal = Refusal(work.kind, set_aside(e), len(work.doc_ids), self.wall().isoformat())
         what = f"the batch of {len(work.doc_ids)} document(s)" if work.batch else "a full sync"
-        log.error("%s was refused and is not retried: %s; its clusters keep their files in git "
-                  "and the watch goes on (health: degraded until a full sync succeeds, every "
-                  "watch.reconcile_seconds); fix the documents, or run `trinogen sync "
-                  "--allow-mass-prune` if the prune is wanted", what, e,
+        log.error("%s %s", what, set_aside(e, hint=True), exc_info=e if bug else None,
                   extra={"watch": "refused", "kind": work.kind, "documents": len(work.doc_ids)})
         if work.kind == "full":
             self.at.next_reconcile = now + self.w.reconcile_seconds

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from trinogen.errors import SafetyRefusal
 from trinogen.watch.decision import Work
 
 
@@ -75,3 +76,19 @@ def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,
         extra["newestEventToPushSeconds"] = round(
             (pushed_at - b.newest_event_at).total_seconds(), 3)
     return f"{what}; event-to-push {lag:.3f}s (receive-to-push {local:.3f}s)", extra, lag
+
+
+def set_aside(e: Exception, *, hint: bool = False) -> str:
+    """What happened to a sync the loop does not retry: a guard refused it, or a bug failed it
+    (then the log line carries its traceback); with `hint`, what happens next and what to do."""
+    if isinstance(e, SafetyRefusal):
+        what = f"was refused: {e}"
+        todo = "fix the documents, or run `trinogen sync --allow-mass-prune` if the prune is wanted"
+    else:
+        what = f"failed on an internal error (a bug: {type(e).__name__}: {str(e)[:300]})"
+        todo = "please report it with the traceback"
+    if not hint:
+        return what
+    return (f"{what}; it is not retried: its clusters keep their files in git and the watch goes "
+            "on (health: degraded until a full sync succeeds, every watch.reconcile_seconds); "
+            f"{todo}")

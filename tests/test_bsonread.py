@@ -1,0 +1,53 @@
+"""trinogen.bsonread: documents measured before they are decoded (issue 19)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import bson
+import pytest
+from bson import Binary, Decimal128, Int64, ObjectId
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+from trinogen import bsonread
+
+OPTIONS: CodecOptions[Any] = CodecOptions(tz_aware=True)
+
+
+@pytest.mark.parametrize("_id", [
+    "a-string", "", ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), 7, Int64(2**40), 1.5, True, None,
+    Decimal128("1.25"), Binary(b"\x00\x01", 4), {"tenant": "a", "n": [1, 2]},
+    datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC),
+])
+def test_the_id_is_read_from_the_first_element_alone(_id: Any) -> None:
+    """Every type an _id may have is decoded from the first element, as bson decodes it."""
+    raw = bson.encode({"_id": _id, "rest": ["x" * 1000] * 10})
+    assert repr(bsonread.first_id(raw, OPTIONS)) == repr(bson.decode(raw, OPTIONS)["_id"])
+
+
+@pytest.mark.parametrize("raw", [
+    bson.encode({"clusterId": "a", "x": 1}),    # no _id at all (never so from MongoDB)
+    b"\x10\x00\x00\x00\x02_id\x00\xff\xff\xff\x7f\x00\x00",  # a length past the end
+    b"\x05\x00\x00\x00\x00",                  # empty
+])
+def test_no_id_where_none_can_be_read(raw: bytes) -> None:
+    """A document without a readable first _id is said to have none (it is never guessed)."""
+    assert bsonread.first_id(raw, OPTIONS) is bsonread._NO_ID
+
+
+def test_a_large_raw_document_is_measured_and_not_decoded() -> None:
+    """Over the limit only the _id is read; under it the document is decoded whole."""
+    raw = RawBSONDocument(bson.encode({"_id": "big", "clusterId": "a", "pad": "x" * 5000}))
+    big = bsonread.read(raw, 4096, OPTIONS)
+    assert big.body is None and big.id == "big" and big.size == len(raw.raw)
+    assert big.refused is not None and big.refused.startswith(f"is {len(raw.raw):,} bytes as BSON")
+    small = bsonread.read(raw, 10_000, OPTIONS)
+    assert small.body == {"_id": "big", "clusterId": "a", "pad": "x" * 5000}
+
+
+def test_a_decoded_document_is_measured_by_encoding_it() -> None:
+    """mongomock's dicts are measured as BSON too; what bson cannot encode is not refused."""
+    assert bsonread.read({"_id": 1, "pad": "x" * 5000}, 4096, OPTIONS).body is None
+    assert bsonread.read({"_id": 1, "odd": object()}, 4096, OPTIONS).size is None

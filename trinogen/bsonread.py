@@ -1,0 +1,130 @@
+"""Documents as MongoDB sends them, measured before they are decoded (issue 19).
+
+A document larger than `mongodb.max_document_bytes` must cost its bytes and no more: pymongo
+hands it over as a `RawBSONDocument` (the bytes, undecoded), and only its `_id` is decoded, from
+the first element, where MongoDB always stores it. Every other document is decoded one by one,
+so a value Python cannot hold (a date past the year 9999) fails that document, not the read.
+mongomock gives decoded dicts: they are measured by encoding them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Fixed value sizes by BSON type byte; with _COUNTED, every type an _id may have (arrays and
+# regexes may not be one).
+_FIXED = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16,
+          0x7F: 0, 0xFF: 0}
+# The types whose value starts with an int32 length: the value's size is that length plus this
+# (a string's int32 itself; a binary's int32 and subtype byte; a document's length counts all).
+_COUNTED = {0x02: 4, 0x0D: 4, 0x0E: 4, 0x05: 5, 0x03: 0}
+_NO_ID = object()
+# A too-large document is named by its _id and clusterId, read again alone; no more than this.
+IDENTITY_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Read:
+    """One document of a cursor: decoded (`body`), or why not (`refused`), with its size."""
+
+    body: Mapping[str, Any] | None
+    size: int | None  # BSON bytes; None when it could not be measured (mongomock, odd values)
+    refused: str | None = None
+    _id: Any = _NO_ID
+    digest: bytes | None = None  # sha256 of the BSON bytes of a decoded document
+
+    @property
+    def identified(self) -> bool:
+        return self.body is not None or self._id is not _NO_ID
+
+    @property
+    def id(self) -> Any:
+        return self.body.get("_id") if self.body is not None else self._id
+
+
+def speaks_bson(collection: Any) -> bool:
+    """A pymongo collection (mongomock's decode in-process: there is nothing to spare)."""
+    import pymongo.collection
+
+    return isinstance(collection, pymongo.collection.Collection)
+
+
+def identity(_id: Any, known: Mapping[str, Any]) -> dict[str, Any]:
+    """What names a refused document: its _id, and its clusterId when that is text."""
+    cid = known.get("clusterId")
+    return {"_id": _id, "clusterId": cid} if isinstance(cid, str) else {"_id": _id}
+
+
+def raw_options(options: Any) -> Any:
+    """The collection's codec options, documents left as raw BSON."""
+    from bson.raw_bson import RawBSONDocument
+
+    return options.with_options(document_class=RawBSONDocument)
+
+
+def read(item: Any, limit: int, options: Any) -> Read:
+    """Decode one document of a cursor, unless it is over `limit` bytes or cannot be decoded."""
+    raw = getattr(item, "raw", None)
+    if not isinstance(raw, bytes):  # mongomock: already decoded
+        return _decoded(item, limit)
+    size = len(raw)
+    if size > limit:
+        return Read(None, size, _too_large(size, limit), first_id(raw, options))
+    import bson
+
+    try:
+        return Read(bson.decode(raw, options), size, digest=hashlib.sha256(raw).digest())
+    except _decode_errors() as e:
+        return Read(None, size, f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
+                    "correct the value in MongoDB", first_id(raw, options))
+
+
+def _decoded(body: Mapping[str, Any], limit: int) -> Read:
+    import bson
+
+    try:
+        encoded = bson.encode(body)
+    except Exception:  # noqa: BLE001 - what bson cannot encode is not measured (nor cached)
+        return Read(body, None)
+    if len(encoded) > limit:
+        return Read(None, len(encoded), _too_large(len(encoded), limit), body.get("_id", _NO_ID))
+    return Read(body, len(encoded), digest=hashlib.sha256(encoded).digest())
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (f"is {size:,} bytes as BSON; at most {limit:,} are read "
+            "(mongodb.max_document_bytes): no document needs that much, since every part "
+            "of a cluster becomes a Kubernetes object of at most 1 MiB; make it smaller")
+
+
+def first_id(raw: bytes, options: Any) -> Any:
+    """The `_id` from the first element of a BSON document, or _NO_ID when it is not there."""
+    import bson
+
+    if raw[5:9] != b"_id\x00":
+        return _NO_ID
+    kind, start = raw[4], 9
+    if kind in _FIXED:
+        end = start + _FIXED[kind]
+    elif kind in _COUNTED:
+        length = int.from_bytes(raw[start:start + 4], "little", signed=True)
+        end = start + length + _COUNTED[kind]
+    else:
+        return _NO_ID
+    if not 9 <= end <= len(raw) - 1:
+        return _NO_ID
+    element = raw[4:end]
+    try:
+        return bson.decode((len(element) + 5).to_bytes(4, "little") + element + b"\x00",
+                           options)["_id"]
+    except _decode_errors():
+        return _NO_ID
+
+
+def _decode_errors() -> tuple[type[Exception], ...]:
+    from bson.errors import BSONError
+
+    return (BSONError, ValueError, OverflowError, TypeError, KeyError, IndexError)

@@ -186,18 +186,18 @@ def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:
 
 
 def _cluster_id(value: Any, c: Checker) -> str | None:
-    cluster_id = c.string(
-        value, "clusterId", pattern=CLUSTER_ID, max_len=253,
+    if type(value) is str and len(value) > MAX_CLUSTER_ID:  # named, as every message names it
+        c.error("clusterId", f"{show(value)} is {len(value)} characters long; at most "
+                f"{MAX_CLUSTER_ID} are allowed: the chart names the worker Service "
+                "\"<clusterId>-trino-worker\", and Kubernetes limits Service names to 63 "
+                "characters")
+        return None
+    return c.string(
+        value, "clusterId", pattern=CLUSTER_ID, max_len=MAX_CLUSTER_ID,
         rule="use lowercase letters, digits and '-', start with a letter, end with a letter or "
         f"digit, at most {MAX_CLUSTER_ID} characters (it names the Helm release and the "
         "namespace trino-<clusterId>)",
     )
-    if cluster_id is not None and len(cluster_id) > MAX_CLUSTER_ID:
-        c.error("clusterId", f"is {len(cluster_id)} characters long; at most {MAX_CLUSTER_ID} are "
-                f"allowed: the chart names the worker Service \"<clusterId>-trino-worker\", and "
-                "Kubernetes limits Service names to 63 characters")
-        return None
-    return cluster_id
 
 
 def _trino_version(value: Any, minimum: int, c: Checker) -> str | None:

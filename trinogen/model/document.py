@@ -23,6 +23,7 @@ from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
 from trinogen.model.library import NO_LIBRARY, Library
+from trinogen.model.names import reserved
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
 from trinogen.model.raw import claimed_by, document_label, enabled_claims, settled
@@ -120,7 +121,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
 
 def _head(d: Mapping[str, Any], s: Settings, c: Checker) -> Head:
     """clusterId, owner and trinoVersion (and `enabled`'s type), in this order."""
-    cluster_id = _cluster_id(d.get("clusterId"), c)
+    cluster_id = _cluster_id(d.get("clusterId"), s, c)
     owner = c.string(
         d.get("owner"), "owner", pattern=LABEL_VALUE, max_len=63,
         rule="use letters, digits, '-', '_' and '.', start and end with a letter or digit, at "
@@ -185,7 +186,16 @@ def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:
     return keys
 
 
-def _cluster_id(value: Any, c: Checker) -> str | None:
+def _cluster_id(value: Any, s: Settings, c: Checker) -> str | None:
+    cluster_id = _cluster_id_text(value, c)
+    why = reserved(cluster_id, s.argocd) if cluster_id is not None else None
+    if why is not None:  # a name the platform owns (model.names)
+        c.error("clusterId", f"{show(cluster_id)} {why}")
+        return None
+    return cluster_id
+
+
+def _cluster_id_text(value: Any, c: Checker) -> str | None:
     if type(value) is str and len(value) > MAX_CLUSTER_ID:  # named, as every message names it
         c.error("clusterId", f"{show(value)} is {len(value)} characters long; at most "
                 f"{MAX_CLUSTER_ID} are allowed: the chart names the worker Service "

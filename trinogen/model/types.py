@@ -170,6 +170,11 @@ class Ingress:
     path_type: str = "Prefix"
 
 
+def namespace_of(cluster_id: str) -> str:
+    """The namespace a cluster is deployed into (always trino-<clusterId>)."""
+    return f"trino-{cluster_id}"
+
+
 @dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
@@ -217,7 +222,7 @@ class Cluster:
 
     @property
     def namespace(self) -> str:
-        return f"trino-{self.cluster_id}"
+        return namespace_of(self.cluster_id)
 
     # Asked by the renderer, the render cache and the secret reads: computed once per Cluster
     # (a frozen value, so the answer cannot change).

@@ -35,7 +35,13 @@ from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
-from trinogen.targets import Targets, read_documents, read_library, require_known
+from trinogen.targets import (
+    Targets,
+    held_clusters,
+    read_documents,
+    read_library,
+    require_known,
+)
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -200,7 +206,8 @@ class _Reader:
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
-                                library=read_library(self.source, raws, self.settings))
+                                library=read_library(self.source, raws, self.settings),
+                                held=held_clusters(raws, tree, self.repo, layout))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope)
 

@@ -3,8 +3,8 @@ every document that can affect the targets.
 
 A targeted run must see, for each target cluster, the document it was rendered from (found
 through the `_id` recorded in the cluster's Application file: a deleted or renamed document no
-longer names the cluster) and every other document claiming the same clusterId (duplicates fail
-together).
+longer names the cluster) and every other document claiming the same clusterId (of several
+claimants, the one the repository holds keeps it: `model.claims`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trinogen.errors import ConfigError
-from trinogen.model import RawDocument, claimed_cluster_id
+from trinogen.model import RawDocument, claimed_cluster_id, enabled_claims
 from trinogen.model.library import NO_LIBRARY, Library, needs_library, parse_library
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
@@ -81,7 +81,23 @@ def require_known(
 
 def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
     """Cluster id -> the document _id recorded in its Application file's header."""
-    apps = {p: b for p, b in tree.items() if p.startswith(layout.applications_dir + "/")}
+    return _recorded({p: b for p, b in tree.items()
+                      if p.startswith(layout.applications_dir + "/")}, repo, layout)
+
+
+def held_clusters(raws: Sequence[RawDocument], tree: Mapping[str, str], repo: Repository,
+                  layout: Layout) -> dict[str, str]:
+    """For each clusterId several enabled documents claim, the _id the repository holds it for
+    (its Application file's header): who keeps it (`model.claims`). Reads nothing when no
+    clusterId is contested, as in every ordinary run."""
+    contested = [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
+    paths = (f"{layout.applications_dir}/{cid}.yaml" for cid in contested)
+    return _recorded({p: tree[p] for p in paths if p in tree}, repo, layout)
+
+
+def _recorded(apps: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
+    if not apps:
+        return {}
     heads = repo.heads(apps.values())
     found: dict[str, str] = {}
     for path, blob in apps.items():
@@ -95,7 +111,7 @@ def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout
 def _with_claimants(
     source: DocumentSource, raws: list[RawDocument], cluster_ids: set[str]
 ) -> tuple[list[RawDocument], set[str]]:
-    """Add the other documents claiming the clusterIds these claim (they make duplicates)."""
+    """Add the other documents claiming the clusterIds these claim (rivals for the name)."""
     claimed = _claims(raws) - cluster_ids
     if not claimed:
         return raws, cluster_ids

@@ -3,8 +3,8 @@
 `classify()` merges the settings' defaults and profile under a document and walks it top-down:
 identity here (`_head`), then each feature's reader in turn (`_parts`: `clusterConfig` in
 `roles`, `properties` in `properties`, `connectors` in `connectors`...); `assemble.build()` makes
-the Cluster from those parts. `classify_all()` adds what only the whole set can tell (duplicate
-clusterIds).
+the Cluster from those parts. `classify_all()` adds what only the whole set can tell (a clusterId
+claimed twice: `claims`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from trinogen.errors import Problem
 from trinogen.model.access import access_control
 from trinogen.model.assemble import Head, Parts, build
 from trinogen.model.auth import authentication, check_owned, check_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
+from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
@@ -26,7 +26,7 @@ from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.names import reserved
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
-from trinogen.model.raw import claimed_by, document_label, enabled_claims, settled
+from trinogen.model.raw import claimed_by, document_label, settled
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
@@ -76,25 +76,16 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
 
 
 def classify_all(raws: Iterable[RawDocument], settings: Settings,
-                 library: Library = NO_LIBRARY) -> list[Outcome]:
-    """Classify every document, then fail every document whose clusterId another one also claims.
+                 library: Library = NO_LIBRARY,
+                 held: Mapping[str, str] | None = None) -> list[Outcome]:
+    """Classify every document, then settle the clusterIds several enabled documents claim.
 
-    Two enabled documents with the same clusterId are an error for both, never a silent pick; a
-    disabled document sharing the id of an enabled one does not count.
+    `held` maps a clusterId to the document _id the GitOps repository holds it for (None: not
+    read): that document keeps it, the others fail (`model.claims`); when none is held, all
+    fail, never a silent pick. A disabled document claims nothing.
     """
     raws = list(raws)
-    outcomes = [classify(raw, settings, library) for raw in raws]
-    for cid, idxs in enabled_claims(raws).items():
-        if len(idxs) < 2:
-            continue
-        ids = ", ".join(outcomes[i].doc_id for i in idxs)
-        for i in idxs:
-            o = outcomes[i]
-            problem = Problem(cid, "clusterId", f"is used by {len(idxs)} enabled documents "
-                              f"(_id {ids}); make it unique or disable all but one")
-            prior = o.problems if isinstance(o, Failed) else ()
-            outcomes[i] = Failed(o.doc_id, cid, (*prior, problem))
-    return outcomes
+    return settle_clusters([classify(raw, settings, library) for raw in raws], raws, held)
 
 
 def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[str, Any]:

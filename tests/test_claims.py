@@ -1,5 +1,6 @@
-"""The first create wins, against real git: a newcomer claiming a held clusterId can neither take
-the cluster over nor freeze its owner's edits (issue 19, finding 5)."""
+"""The first create wins, against real git: a newcomer claiming a held clusterId, or a held name
+of the catalog library, can neither take it over nor freeze its owner's edits (issue 19,
+finding 5)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import yaml
 from bson import ObjectId
 
 from tests.conftest import example_docs
+from tests.test_library import LAKE, cluster_doc
+from tests.test_library import World as LibraryWorld
 from tests.test_sync import World
 from trinogen.source import doc_key
 
@@ -119,3 +122,76 @@ def test_a_deleted_holder_frees_the_name(held: World) -> None:
     report = held.sync()
     assert not report.failed and _workers(held) == 7
     assert f"Document _id: {doc_key(INTRUDER_ID)}" in held.tree()[APP].decode()
+
+
+# --- a catalog name of the library ------------------------------------------------------------
+
+COPY = "trino-clusters/lake-a/catalog/hive.properties"
+EVIL = {**LAKE, "_id": "cat-evil", "owner": "intruder", "shareWith": ["*"],
+        "properties": {**LAKE["properties"], "hive.metastore.uri": "thrift://evil:9083"}}
+
+
+@pytest.fixture
+def library_world(tmp_path: Path) -> LibraryWorld:
+    """Clusters using the shared catalog lake-hive, synced; then a second document named so."""
+    w = LibraryWorld(tmp_path)
+    w.sync()
+    w.catalogs.insert_one(copy.deepcopy(EVIL))
+    return w
+
+
+def test_a_shared_catalog_copy_records_its_library_document(tmp_path: Path) -> None:
+    """The reviewable copy of a shared catalog names the library document it came from on the
+    line after its header; a document's own catalog has no such line, and the catalog text
+    Trino reads (values.yaml) carries none."""
+    from trinogen.render import parse_shared_catalog
+
+    w = LibraryWorld(tmp_path)
+    w.sync()
+    lines = w.file(COPY).split("\n")
+    assert lines[2] == '# Shared catalog lake-hive from trino.trino_catalogs, document _id: "cat-lake"'
+    assert parse_shared_catalog(w.file(COPY).encode()) == ("lake-hive", '"cat-lake"')
+    assert parse_shared_catalog(w.file("trino-clusters/lake-b/catalog/tpch.properties").encode()) is None
+    catalogs = yaml.safe_load(w.file("trino-clusters/lake-a/values.yaml"))["catalogs"]
+    assert "Shared catalog" not in catalogs["hive"]
+
+
+@pytest.mark.parametrize("options", [{}, {"clusters": ("lake-a",)}])
+def test_a_second_catalog_document_cannot_freeze_or_take_over_the_name(
+    library_world: LibraryWorld, options: dict[str, Any]
+) -> None:
+    """The users keep the held catalog and are not failed; the newcomer fails naming the holder."""
+    before = library_world.head()
+    report = library_world.sync(**options)
+    assert library_world.head() == before and not report.pushed
+    assert [f.doc_id for f in report.failed] == ['catalog:"cat-evil"']
+    assert 'belongs to the catalog document _id "cat-lake"' in report.failed[0].problems[-1].message
+    assert "thrift://evil" not in library_world.file(COPY)
+
+
+def test_the_held_catalogs_edits_still_reach_its_users(library_world: LibraryWorld) -> None:
+    """With the newcomer still there, a change to the held catalog re-renders its users."""
+    props = {**LAKE["properties"], "hive.metastore.uri": "thrift://new:9083"}
+    library_world.catalogs.update_one({"_id": "cat-lake"}, {"$set": {"properties": props}})
+    report = library_world.sync()
+    assert report.pushed and "thrift://new:9083" in library_world.file(COPY)
+    assert sorted(c.cluster_id for c in report.plan.by_action("update")) == ["lake-a", "lake-b"]
+
+
+def test_the_newcomer_leaves_the_users_cache_hits(library_world: LibraryWorld) -> None:
+    """The newcomer is no part of the users' render-cache keys: nothing is rendered again."""
+    report = library_world.sync()
+    assert report.stats["clustersRendered"] == 0
+    assert report.stats["cacheHits"] == 6  # the three examples, both users and "plain"
+
+
+def test_a_new_catalog_name_claimed_twice_fails_all(library_world: LibraryWorld) -> None:
+    """No cluster holds a new name yet: both documents fail, and so does a cluster using it."""
+    fresh = {**LAKE, "name": "fresh", "shareWith": ["*"]}
+    library_world.catalogs.insert_many([{**fresh, "_id": "fresh-1"}, {**fresh, "_id": "fresh-2"}])
+    library_world.mongo.coll.insert_one(cluster_doc("fresh-user", "etl_team", [
+        {"name": "hive", "shared": "fresh"}]))
+    report = library_world.sync()
+    ids = sorted(f.doc_id for f in report.failed)
+    assert ids == ['"doc-fresh-user"', 'catalog:"cat-evil"', 'catalog:"fresh-1"',
+                   'catalog:"fresh-2"']

@@ -9,6 +9,7 @@ import pytest
 from tests.conftest import demo_settings
 from trinogen.model import Cluster, Disabled, Failed, Outcome, RawDocument, classify_all
 from trinogen.model.claims import keeper
+from trinogen.model.library import Library, contested_names, parse_library
 
 SETTINGS = demo_settings()
 
@@ -90,3 +91,73 @@ def test_a_disabled_holder_frees_the_name() -> None:
     """A disabled document claims nothing: a single enabled claimant takes the clusterId."""
     out = classify_all([_raw("a", enabled=False), _raw("b")], SETTINGS, held={"shared": '"a"'})
     assert isinstance(out[0], Disabled) and isinstance(out[1], Cluster)
+
+
+# --- catalog names of the library (model.library applies the same rule) -----------------------
+
+LAKE = {"_id": "cat-lake", "name": "lake-hive", "owner": "data_platform",
+        "properties": {"connector.name": "hive", "hive.metastore.uri": "thrift://hms:9083"}}
+NEWCOMER = {**LAKE, "_id": "cat-evil", "owner": "intruder",
+            "properties": {"connector.name": "hive", "hive.metastore.uri": "thrift://evil:9083"}}
+
+
+def _library(*docs: dict[str, Any], held: dict[str, set[str]] | None) -> Library:
+    return parse_library([RawDocument(f'"{d["_id"]}"', d) for d in docs], held=held)
+
+
+def test_the_held_catalog_keeps_its_name_and_the_newcomer_fails() -> None:
+    """The catalog the repository's copies record keeps the name for every user; the newcomer
+    fails naming it, and does not even reach the users' render-cache keys."""
+    lib = _library(LAKE, NEWCOMER, held={"lake-hive": {'"cat-lake"'}})
+    assert lib.catalogs["lake-hive"].doc_id == '"cat-lake"' and not lib.broken
+    assert [f.doc_id for f in lib.failed] == ['catalog:"cat-evil"']
+    message = lib.failed[0].problems[-1].message
+    assert 'belongs to the catalog document _id "cat-lake"' in message
+    assert lib.sources["lake-hive"] == (LAKE,)
+    # whichever order the collection returns them in
+    again = _library(NEWCOMER, LAKE, held={"lake-hive": {'"cat-lake"'}})
+    assert again.catalogs["lake-hive"].doc_id == '"cat-lake"'
+
+
+def test_an_invalid_newcomer_does_not_break_the_held_name() -> None:
+    """A newcomer that is itself invalid fails with its own problems and the name's; the held
+    catalog stays usable (it used to make the name "invalid" for every user)."""
+    broken = {"_id": "cat-evil", "name": "lake-hive", "owner": "intruder"}  # no properties
+    lib = _library(LAKE, broken, held={"lake-hive": {'"cat-lake"'}})
+    assert "lake-hive" in lib.catalogs and not lib.broken
+    (failed,) = lib.failed
+    assert [p.field for p in failed.problems] == ["properties", "name"]
+
+
+def test_an_invalid_holder_keeps_the_name_while_it_is_fixed() -> None:
+    """A held catalog that fails on its own makes the name unusable as any invalid catalog does,
+    and the newcomer still fails naming it (it cannot take the name over meanwhile)."""
+    invalid = {**LAKE, "properties": {"hive.metastore.uri": "thrift://hms:9083"}}
+    lib = _library(invalid, NEWCOMER, held={"lake-hive": {'"cat-lake"'}})
+    assert "lake-hive" not in lib.catalogs and "is invalid" in lib.broken["lake-hive"]
+    assert sorted(f.doc_id for f in lib.failed) == ['catalog:"cat-evil"', 'catalog:"cat-lake"']
+
+
+@pytest.mark.parametrize(("held", "needle"), [
+    ({}, "holds it for none of them"),
+    ({"lake-hive": {'"gone"'}}, "holds it for none of them"),
+    ({"lake-hive": {'"cat-lake"', '"cat-evil"'}}, "holds it for none of them"),  # cannot tell
+    (None, "validate and render do not read the repository"),
+])
+def test_a_catalog_name_held_for_none_is_unusable_for_all(held: dict[str, set[str]] | None,
+                                                          needle: str) -> None:
+    """Without exactly one held claimant, every claimant fails and the name is unusable."""
+    lib = _library(LAKE, NEWCOMER, held=held)
+    assert "lake-hive" not in lib.catalogs and "more than one" in lib.broken["lake-hive"]
+    assert len(lib.failed) == 2 and all(needle in f.problems[-1].message for f in lib.failed)
+
+
+@pytest.mark.parametrize(("names", "contested"), [
+    (["a", "b"], set()),
+    (["a", "b", "a"], {"a"}),
+    (["a", "a", "b", "b", "c"], {"a", "b"}),
+])
+def test_contested_names_are_those_claimed_twice(names: list[str], contested: set[str]) -> None:
+    """Only a name several catalog documents claim asks the repository who holds it."""
+    raws = [RawDocument(f'"{i}"', {"name": n}) for i, n in enumerate(names)]
+    assert contested_names(raws) == contested

@@ -36,8 +36,8 @@ from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
 from trinogen.targets import (
+    Holdings,
     Targets,
-    held_clusters,
     read_documents,
     read_library,
     require_known,
@@ -203,11 +203,13 @@ class _Reader:
         self.progress("read", len(raws), len(raws))
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
+        held = Holdings(tree, self.repo, layout)  # who keeps a contested name (model.claims)
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
-                                library=read_library(self.source, raws, self.settings),
-                                held=held_clusters(raws, tree, self.repo, layout))
+                                library=read_library(self.source, raws, self.settings,
+                                                     holdings=held),
+                                held=held.clusters(raws))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope)
 

@@ -9,15 +9,21 @@ claimants, the one the repository holds keeps it: `model.claims`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trinogen.errors import ConfigError
 from trinogen.model import RawDocument, claimed_cluster_id, enabled_claims
-from trinogen.model.library import NO_LIBRARY, Library, needs_library, parse_library
+from trinogen.model.library import (
+    NO_LIBRARY,
+    Library,
+    contested_names,
+    needs_library,
+    parse_library,
+)
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
-from trinogen.render import parse_header
+from trinogen.render import parse_header, parse_shared_catalog
 from trinogen.settings import Settings
 
 
@@ -50,13 +56,16 @@ def read_documents(
 
 
 def read_library(source: DocumentSource, raws: Sequence[RawDocument], settings: Settings, *,
-                 always: bool = False) -> Library:
+                 always: bool = False, holdings: Holdings | None = None) -> Library:
     """The catalog library, read in one query when a document read may use it (or `always`):
-    a platform that uses no shared catalog never pays for the collection."""
+    a platform that uses no shared catalog never pays for the collection. `holdings` tells who
+    keeps a name two catalog documents claim (None: the repository is not read)."""
     if not always and not needs_library(raws, settings.defaults, settings.profiles):
         return NO_LIBRARY
-    return parse_library(source.read_catalogs(), unknown_fields=settings.validation.unknown_fields,
-                         collection=settings.mongodb.catalog_collection)
+    docs = source.read_catalogs()
+    held = holdings.catalogs(contested_names(docs)) if holdings is not None else None
+    return parse_library(docs, unknown_fields=settings.validation.unknown_fields,
+                         collection=settings.mongodb.catalog_collection, held=held)
 
 
 def unknown_clusters(
@@ -85,14 +94,38 @@ def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout
                       if p.startswith(layout.applications_dir + "/")}, repo, layout)
 
 
-def held_clusters(raws: Sequence[RawDocument], tree: Mapping[str, str], repo: Repository,
-                  layout: Layout) -> dict[str, str]:
-    """For each clusterId several enabled documents claim, the _id the repository holds it for
-    (its Application file's header): who keeps it (`model.claims`). Reads nothing when no
-    clusterId is contested, as in every ordinary run."""
-    contested = [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
-    paths = (f"{layout.applications_dir}/{cid}.yaml" for cid in contested)
-    return _recorded({p: tree[p] for p in paths if p in tree}, repo, layout)
+@dataclass(frozen=True)
+class Holdings:
+    """What the repository holds, asked only about names several documents claim (the first
+    create wins: `model.claims`); an ordinary run, where no name is contested, reads nothing."""
+
+    tree: Mapping[str, str]
+    repo: Repository
+    layout: Layout
+
+    def clusters(self, raws: Sequence[RawDocument]) -> dict[str, str]:
+        """For each clusterId several enabled documents claim, the _id its Application file's
+        header records."""
+        contested = [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
+        paths = (f"{self.layout.applications_dir}/{cid}.yaml" for cid in contested)
+        return _recorded({p: self.tree[p] for p in paths if p in self.tree}, self.repo,
+                         self.layout)
+
+    def catalogs(self, names: Collection[str]) -> dict[str, frozenset[str]]:
+        """For each contested catalog name, the library _ids the clusters' catalog copies record
+        (`render.headers.shared_catalog_line`); every copy is read, whatever the documents read
+        this run, so a targeted run decides as a full one does."""
+        if not names:
+            return {}
+        prefix = self.layout.clusters_dir + "/"
+        copies = [b for p, b in self.tree.items() if p.startswith(prefix)
+                  and p.endswith(".properties") and p.rsplit("/", 2)[-2] == "catalog"]
+        found: dict[str, set[str]] = {}
+        for content in self.repo.blobs(copies).values():
+            origin = parse_shared_catalog(content)
+            if origin is not None and origin[0] in names:
+                found.setdefault(origin[0], set()).add(origin[1])
+        return {name: frozenset(ids) for name, ids in found.items()}
 
 
 def _recorded(apps: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:

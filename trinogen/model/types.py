@@ -44,6 +44,9 @@ class Connector:
     name: str
     # connector.name first, then the other keys sorted; values split around placeholders
     properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
+    # (name, document _id) of the library catalog it came from, recorded in its reviewable copy:
+    # how the repository knows which catalog document holds a name (model.claims)
+    shared: tuple[str, str] | None = None
 
     @property
     def secret_uses(self) -> tuple[SecretUse, ...]:

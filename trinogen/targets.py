@@ -122,7 +122,8 @@ class Holdings:
                   and p.endswith(".properties") and p.rsplit("/", 2)[-2] == "catalog"]
         found: dict[str, set[str]] = {}
         for content in self.repo.blobs(copies).values():
-            origin = parse_shared_catalog(content)
+            # only trinogen's own copies count (a hand-written file is no record)
+            origin = parse_shared_catalog(content) if parse_header(content) else None
             if origin is not None and origin[0] in names:
                 found.setdefault(origin[0], set()).add(origin[1])
         return {name: frozenset(ids) for name, ids in found.items()}

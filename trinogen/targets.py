@@ -9,6 +9,7 @@ claimants, the one the repository holds keeps it: `model.claims`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -106,8 +107,7 @@ class Holdings:
     def clusters(self, raws: Sequence[RawDocument]) -> dict[str, str]:
         """For each clusterId several enabled documents claim, the _id its Application file's
         header records."""
-        contested = [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
-        paths = (f"{self.layout.applications_dir}/{cid}.yaml" for cid in contested)
+        paths = (f"{self.layout.applications_dir}/{cid}.yaml" for cid in _contested(raws))
         return _recorded({p: self.tree[p] for p in paths if p in self.tree}, self.repo,
                          self.layout)
 
@@ -117,16 +117,31 @@ class Holdings:
         this run, so a targeted run decides as a full one does."""
         if not names:
             return {}
-        prefix = self.layout.clusters_dir + "/"
-        copies = [b for p, b in self.tree.items() if p.startswith(prefix)
-                  and p.endswith(".properties") and p.rsplit("/", 2)[-2] == "catalog"]
         found: dict[str, set[str]] = {}
-        for content in self.repo.blobs(copies).values():
+        for content in self.repo.blobs(_catalog_copies(self.tree, self.layout)).values():
             # only trinogen's own copies count (a hand-written file is no record)
             origin = parse_shared_catalog(content) if parse_header(content) else None
             if origin is not None and origin[0] in names:
                 found.setdefault(origin[0], set()).add(origin[1])
         return {name: frozenset(ids) for name, ids in found.items()}
+
+
+def _contested(raws: Sequence[RawDocument]) -> list[str]:
+    """The clusterIds more than one enabled document claims."""
+    # A count of the raw values first: an ordinary run (no clusterId repeated at all) pays no
+    # second reading of every label on top of the render cache's own.
+    seen = Counter(v for r in raws if isinstance(r.body, Mapping)
+                   and type(v := r.body.get("clusterId")) is str)
+    if all(n == 1 for n in seen.values()):
+        return []
+    return [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
+
+
+def _catalog_copies(tree: Mapping[str, str], layout: Layout) -> list[str]:
+    """The blobs of every cluster's catalog copies (`<clusters_dir>/<id>/catalog/<name>.properties`)."""
+    prefix = layout.clusters_dir + "/"
+    return [b for p, b in tree.items() if p.startswith(prefix) and p.endswith(".properties")
+            and p.rsplit("/", 2)[-2] == "catalog"]
 
 
 def _recorded(apps: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:

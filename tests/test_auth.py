@@ -113,7 +113,7 @@ PASSWORD = {"type": "PASSWORD", "tls": "ingress", "password_file": "secret/t/{cl
     ({"tls": "pod", "keystore": "secret/t/ks#pem", "https_port": 8080}, "chart's HTTP port"),
     ({"tls": "pod", "keystore": "secret/t/ks#pem", "https_port": "8443"}, "port number"),
     ({"refresh_period": "soon"}, "refresh_period must be a Trino duration"),
-    ({"issuer": "https://sso"}, "unknown field(s) issuer for type PASSWORD"),
+    ({"issuer": "https://sso"}, "x.issuer: unknown field for type PASSWORD"),
 ])
 def test_a_wrong_password_option_is_a_configuration_error(change: dict[str, Any],
                                                           needle: str) -> None:
@@ -136,7 +136,7 @@ OAUTH = {"type": "OAUTH2", "tls": "ingress", "issuer": "https://sso.example.com"
     ({"client_secret": "plain-text-secret"}, "must be a Vault reference"),
     ({"scopes": "openid"}, "scopes must be a list"),
     ({"scopes": ["openid,profile"]}, "scopes must be a list"),
-    ({"password_file": "secret/t/x#pw"}, "unknown field(s) password_file for type OAUTH2"),
+    ({"password_file": "secret/t/x#pw"}, "x.password_file: unknown field for type OAUTH2"),
 ])
 def test_a_wrong_oauth2_option_is_a_configuration_error(change: dict[str, Any],
                                                         needle: str) -> None:

@@ -183,3 +183,17 @@ def test_a_token_in_the_remote_is_never_printed(seeded: dict[str, str], output: 
     assert result.returncode == ExitCode.UNAVAILABLE, result.stderr
     assert "127.0.0.1:1/platform/x.git" in result.stdout + result.stderr  # the remote is named
     assert token not in result.stdout and token not in result.stderr
+
+
+def test_the_readme_shows_problems_as_validate_prints_them(seeded: dict[str, str]) -> None:
+    """The README's problem-format block is exactly what `validate` prints for its documents."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- problem-format:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    seed = Path(seeded["TRINOGEN_MONGODB_SEED_DIR"])
+    (seed / "more.json").write_text(json.dumps([
+        {"_id": "no-id", "owner": "growth_analytics"},
+        {"_id": "typo", "clusterId": "adhoc-test", "owner": "growth_analytics",
+         "clusterConfig": {"worker": {"replica": 3}}}]))
+    result = invoke(["validate"], seeded)
+    assert result.exit_code == ExitCode.CLUSTERS_FAILED
+    assert result.stdout == block

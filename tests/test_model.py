@@ -110,8 +110,11 @@ INVALID = [
     ({"clusterId": _DELETE}, "clusterId", "is required"),
     ({"clusterId": "Analytics"}, "clusterId", "lowercase"),
     ({"clusterId": "1cluster"}, "clusterId", "start with a letter"),
+    ({"clusterId": "a" * 51}, "clusterId", '"' + "a" * 51 + '" is 51 characters long'),
     ({"clusterId": "a" * 51}, "clusterId", "worker Service"),
-    ({"clusterId": "a" * 300}, "clusterId", "at most 253 are allowed"),
+    # the value is named, truncated as every message does (issue 19, small)
+    ({"clusterId": "a" * 300}, "clusterId", '"' + "a" * 59 + '...(302 chars) is 300 characters'),
+    ({"clusterId": "a\x1b" * 30}, "clusterId", '"a\\u001ba\\u001b'),
     ({"clusterId": "../x"}, "clusterId", "not valid"),
     ({"clusterId": "edge-"}, "clusterId", "not valid"),
     ({"clusterId": 42}, "clusterId", "must be a string, not an integer"),

@@ -100,9 +100,15 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     ("output:\n  root_app: trino-clusters/root.yaml\n", "must not overlap"),
     ("output:\n  applications_dir: apps//x\n", "empty segments"),
     ("output:\n  clusters_dir: ./clusters\n", "without '.'"),
+    # a case-insensitive checkout would put a cluster's Application file on the root's
+    ("output:\n  root_app: Trino-Applications/root.yaml\n", "must not overlap"),
+    ("argocd:\n  reserved_names: [Trino-Gateway]\n", r"reserved_names\[0\] 'Trino-Gateway'"),
+    ("argocd:\n  reserved_names: ['trino-[ab]']\n", "is not a name pattern"),
+    ("argocd:\n  reserved_names: ['']\n", "is not a name pattern"),
 ])
 def test_output_roots_are_relative_and_disjoint(tmp_path: Path, section: str, message: str) -> None:
-    """Output directories are clean relative paths that do not contain one another."""
+    """Output directories are clean relative paths that do not contain one another (ignoring
+    case); reserved names are lowercase name patterns."""
     with pytest.raises(ConfigError, match=message):
         load_settings(write(tmp_path, section), {})
 

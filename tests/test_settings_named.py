@@ -84,3 +84,16 @@ def test_a_document_picks_an_option_by_name(value: Any, picked: Any, needle: str
         assert needle in c.problems[0].message and c.problems[0].field == "storage"
         if "did you mean" in needle:
             assert "known: sea, sky" in c.problems[0].message
+
+
+# The smallest entry of each kind that reaches its field check (storage and authentication
+# check their `type` first).
+_TYPED = {"storage": {"type": "s3"}, "authentication": {"type": "PASSWORD"}}
+
+
+@pytest.mark.parametrize("kind", sorted(named.KINDS))
+def test_a_misspelt_field_is_named_kind_name_field(kind: str) -> None:
+    """A misspelt field of any option kind is named `<kind>.<name>.<field>` (issue 19)."""
+    with pytest.raises(ConfigError) as e:
+        named.parser(kind)(f"s.yaml: {kind}.x", {**_TYPED.get(kind, {}), "tpyo": 1})
+    assert f"s.yaml: {kind}.x.tpyo" in str(e.value)

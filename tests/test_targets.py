@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
 from tests.fakes import FakeRepo, FakeSource, header
 from trinogen.errors import ConfigError
+from trinogen.model import RawDocument
 from trinogen.plan import Layout
-from trinogen.targets import Targets, read_documents, recorded_documents, unknown_clusters
+from trinogen.targets import (
+    Holdings,
+    Targets,
+    read_documents,
+    recorded_documents,
+    unknown_clusters,
+)
 
 LAYOUT = Layout("trino-clusters", "trino-applications")
 
@@ -68,3 +77,52 @@ def test_a_targeted_run_refuses_an_unknown_cluster() -> None:
     r = repo()
     with pytest.raises(ConfigError, match="--cluster typo: no document"):
         read_documents(src, Targets(clusters=("a", "typo")), r.tree(LAYOUT), r, LAYOUT)
+
+
+# --- who holds a contested name (issue 19: the first create wins) -----------------------------
+
+
+class CountingRepo(FakeRepo):
+    """A FakeRepo that counts what it is asked to read."""
+
+    asked = 0
+
+    def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        self.asked += 1
+        return super().heads(blobs)
+
+    def blobs(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        self.asked += 1
+        return super().blobs(blobs)
+
+
+def _raw(doc_id: str, cid: str, enabled: bool = True) -> RawDocument:
+    return RawDocument(doc_id, {"clusterId": cid, "enabled": enabled})
+
+
+def test_holdings_of_clusters_read_only_contested_ones() -> None:
+    """Only a clusterId two enabled documents claim asks the repository, and gets the _id its
+    Application file records; an ordinary run reads nothing."""
+    r = CountingRepo(repo().files)
+    held = Holdings(r.tree(LAYOUT), r, LAYOUT)
+    assert held.clusters([_raw('"d1"', "a"), _raw('"d2"', "b")]) == {} and r.asked == 0
+    assert held.clusters([_raw('"d1"', "a"), _raw('"x"', "a"), _raw('"y"', "b", False)]) == {
+        "a": '"d1"'}
+
+
+SHARED = b'# Shared catalog lake from trino.trino_catalogs, document _id: '
+
+
+def test_holdings_of_catalogs_come_from_trinogens_own_copies() -> None:
+    """A catalog name's holders are the library _ids trinogen's catalog copies record; a
+    hand-written file (no header) with the same line is no record."""
+    r = CountingRepo({
+        "trino-clusters/a/catalog/hive.properties": header("a", '"d1"') + SHARED + b'"x"\n',
+        "trino-clusters/b/catalog/lake.properties": header("b", '"d2"') + SHARED + b'"x"\n',
+        "trino-clusters/c/catalog/own.properties": header("c", '"d3"') + b"connector.name=tpch\n",
+        "trino-clusters/d/catalog/hand.properties": b"# hand\n#\n" + SHARED + b'"forged"\n',
+    })
+    held = Holdings(r.tree(LAYOUT), r, LAYOUT)
+    assert held.catalogs(set()) == {} and r.asked == 0
+    assert held.catalogs({"lake"}) == {"lake": frozenset({'"x"'})}
+    assert held.catalogs({"other"}) == {}

@@ -99,19 +99,21 @@ def build_desired(
     cache: RenderCacheStore | None = None,
     tree: Mapping[str, str] | None = None,
     library: Library = NO_LIBRARY,
+    held: Mapping[str, str] | None = None,
 ) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
 
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
-    are neither validated nor rendered again.
+    are neither validated nor rendered again. `held` maps each contested clusterId to the
+    document _id the repository holds it for (None: the repository was not read).
     """
     # Without a library read, no document references one: keys stay those of the bytes alone.
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library))
     classified = _classify(served.misses, settings, library, served.judge(
-        lambda raw: model.classify(raw, settings, library)))
+        lambda raw: model.classify(raw, settings, library)), held)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed])
@@ -120,7 +122,8 @@ def build_desired(
                            reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
-    rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library)
+    rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
+                        held=held)
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
@@ -135,8 +138,9 @@ def build_desired(
 
 
 def _classify(raws: list[RawDocument], settings: Settings, library: Library,
-              own: Judge | None = None) -> Classified:
-    """Validate what the cache could not serve (`own`: the cache's judge of one document).
+              own: Judge | None = None, held: Mapping[str, str] | None = None) -> Classified:
+    """Validate what the cache could not serve (`own`: the cache's judge of one document;
+    `held`: clusterId -> the document _id the repository holds it for, for contested ones).
     Disabled documents are settled from their raw bodies (they claim no clusterId), so when
     nothing else is left, as in a sync where nothing changed, the validator is not even
     imported (`trinogen.model` loads it on first use)."""
@@ -144,7 +148,7 @@ def _classify(raws: list[RawDocument], settings: Settings, library: Library,
     for raw in raws:
         outcome = settled(raw)
         if not isinstance(outcome, Disabled):
-            return Classified.of(model.classify_all(raws, settings, library, own))
+            return Classified.of(model.classify_all(raws, settings, library, own, held))
         disabled.append(outcome)
     return Classified.of(disabled)
 

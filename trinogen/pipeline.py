@@ -35,7 +35,13 @@ from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import write_status
-from trinogen.targets import Targets, read_documents, read_library, require_known
+from trinogen.targets import (
+    Holdings,
+    Targets,
+    read_documents,
+    read_library,
+    require_known,
+)
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -197,10 +203,13 @@ class _Reader:
         self.progress("read", len(raws), len(raws))
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
+        held = Holdings(tree, self.repo, layout)  # who keeps a contested name (model.claims)
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
-                                library=read_library(self.source, raws, self.settings))
+                                library=read_library(self.source, raws, self.settings,
+                                                     holdings=held),
+                                held=held.clusters(raws))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope)
 

@@ -145,6 +145,9 @@ class Repository(Protocol):
     def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
         """The first bytes (the header) of each blob."""
 
+    def blobs(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """The whole content of each blob, in one batch."""
+
     def read(self, path: str) -> bytes | None: ...
 
     def head_commit(self) -> str | None: ...

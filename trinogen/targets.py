@@ -3,21 +3,28 @@ every document that can affect the targets.
 
 A targeted run must see, for each target cluster, the document it was rendered from (found
 through the `_id` recorded in the cluster's Application file: a deleted or renamed document no
-longer names the cluster) and every other document claiming the same clusterId (duplicates fail
-together).
+longer names the cluster) and every other document claiming the same clusterId (of several
+claimants, the one the repository holds keeps it: `model.claims`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trinogen.errors import ConfigError
-from trinogen.model import RawDocument, claimed_cluster_id
-from trinogen.model.library import NO_LIBRARY, Library, needs_library, parse_library
+from trinogen.model import RawDocument, claimed_cluster_id, enabled_claims
+from trinogen.model.library import (
+    NO_LIBRARY,
+    Library,
+    contested_names,
+    needs_library,
+    parse_library,
+)
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
-from trinogen.render import parse_header
+from trinogen.render import parse_header, parse_shared_catalog
 from trinogen.settings import Settings
 
 
@@ -50,14 +57,17 @@ def read_documents(
 
 
 def read_library(source: DocumentSource, raws: Sequence[RawDocument], settings: Settings, *,
-                 always: bool = False) -> Library:
+                 always: bool = False, holdings: Holdings | None = None) -> Library:
     """The catalog library, read in one query when a document read may use it (or `always`):
-    a platform that uses no shared catalog never pays for the collection."""
+    a platform that uses no shared catalog never pays for the collection. `holdings` tells who
+    keeps a name two catalog documents claim (None: the repository is not read)."""
     if not always and not needs_library(raws, settings.defaults, settings.profiles):
         return NO_LIBRARY
-    return parse_library(source.read_catalogs(), unknown_fields=settings.validation.unknown_fields,
+    docs = source.read_catalogs()
+    held = holdings.catalogs(contested_names(docs)) if holdings is not None else None
+    return parse_library(docs, unknown_fields=settings.validation.unknown_fields,
                          collection=settings.mongodb.catalog_collection,
-                         max_problems=settings.validation.max_problems)
+                         max_problems=settings.validation.max_problems, held=held)
 
 
 def unknown_clusters(
@@ -82,7 +92,62 @@ def require_known(
 
 def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
     """Cluster id -> the document _id recorded in its Application file's header."""
-    apps = {p: b for p, b in tree.items() if p.startswith(layout.applications_dir + "/")}
+    return _recorded({p: b for p, b in tree.items()
+                      if p.startswith(layout.applications_dir + "/")}, repo, layout)
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """What the repository holds, asked only about names several documents claim (the first
+    create wins: `model.claims`); an ordinary run, where no name is contested, reads nothing."""
+
+    tree: Mapping[str, str]
+    repo: Repository
+    layout: Layout
+
+    def clusters(self, raws: Sequence[RawDocument]) -> dict[str, str]:
+        """For each clusterId several enabled documents claim, the _id its Application file's
+        header records."""
+        paths = (f"{self.layout.applications_dir}/{cid}.yaml" for cid in _contested(raws))
+        return _recorded({p: self.tree[p] for p in paths if p in self.tree}, self.repo,
+                         self.layout)
+
+    def catalogs(self, names: Collection[str]) -> dict[str, frozenset[str]]:
+        """For each contested catalog name, the library _ids the clusters' catalog copies record
+        (`render.headers.shared_catalog_line`); every copy is read, whatever the documents read
+        this run, so a targeted run decides as a full one does."""
+        if not names:
+            return {}
+        found: dict[str, set[str]] = {}
+        for content in self.repo.blobs(_catalog_copies(self.tree, self.layout)).values():
+            # only trinogen's own copies count (a hand-written file is no record)
+            origin = parse_shared_catalog(content) if parse_header(content) else None
+            if origin is not None and origin[0] in names:
+                found.setdefault(origin[0], set()).add(origin[1])
+        return {name: frozenset(ids) for name, ids in found.items()}
+
+
+def _contested(raws: Sequence[RawDocument]) -> list[str]:
+    """The clusterIds more than one enabled document claims."""
+    # A count of the raw values first: an ordinary run (no clusterId repeated at all) pays no
+    # second reading of every label on top of the render cache's own.
+    seen = Counter(v for r in raws if isinstance(r.body, Mapping)
+                   and type(v := r.body.get("clusterId")) is str)
+    if all(n == 1 for n in seen.values()):
+        return []
+    return [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
+
+
+def _catalog_copies(tree: Mapping[str, str], layout: Layout) -> list[str]:
+    """The blobs of every cluster's catalog copies (`<clusters_dir>/<id>/catalog/<name>.properties`)."""
+    prefix = layout.clusters_dir + "/"
+    return [b for p, b in tree.items() if p.startswith(prefix) and p.endswith(".properties")
+            and p.rsplit("/", 2)[-2] == "catalog"]
+
+
+def _recorded(apps: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
+    if not apps:
+        return {}
     heads = repo.heads(apps.values())
     found: dict[str, str] = {}
     for path, blob in apps.items():
@@ -96,7 +161,7 @@ def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout
 def _with_claimants(
     source: DocumentSource, raws: list[RawDocument], cluster_ids: set[str]
 ) -> tuple[list[RawDocument], set[str]]:
-    """Add the other documents claiming the clusterIds these claim (they make duplicates)."""
+    """Add the other documents claiming the clusterIds these claim (rivals for the name)."""
     claimed = _claims(raws) - cluster_ids
     if not claimed:
         return raws, cluster_ids

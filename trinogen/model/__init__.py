@@ -2,8 +2,8 @@
 
 `classify()` takes one raw document (with its defaults and profile merged underneath) and returns
 either a `Cluster`, a `Disabled` marker or a `Failed` carrying every problem found, each naming
-the cluster and the field path. `classify_all()` adds the rules that span documents (duplicate
-clusterIds). See the README's document reference for every field and rule.
+the cluster and the field path. `classify_all()` adds the rules that span documents (a clusterId
+several documents claim). See the README's document reference for every field and rule.
 
 The package, one job per module:
 
@@ -13,6 +13,8 @@ The package, one job per module:
 - `rules`: what the chart, Trino and Kubernetes allow (limits, names, reserved keys, memory);
 - `document`: merging layers, `classify`, `classify_all`, the top-level fields;
 - `raw`: what a raw document says before validation (its label, claimed clusterId, `stopped`);
+- `claims`: several documents claiming one clusterId or catalog name (the first create wins);
+- `names`: names the platform owns (the app-of-apps, `argocd.reserved_names`), never a cluster's;
 - `roles`: `clusterConfig` (resources, heap, autoscaling, KEDA triggers, graceful shutdown);
 - `properties`: server properties (`server_properties()` judges and routes each one);
 - `connectors`: catalogs (`catalog_properties()` judges each catalog's properties);

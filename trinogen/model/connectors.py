@@ -95,7 +95,9 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
     """One entry: its Connector (None: unusable, reported) and the bytes its catalog adds."""
     path = f"connectors[{i}]"
     conn = c.mapping(raw, path)
-    if conn is not None:  # a reference to a shared catalog: merged in (model.library)
+    shared = None
+    if conn is not None and "shared" in conn:  # a shared catalog's reference (model.library)
+        shared = library.catalogs.get(conn["shared"]) if type(conn["shared"]) is str else None
         conn = resolve(conn, path, binding.owner, library, c)
     if conn is None:
         return None, 0
@@ -109,7 +111,8 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
         return None, 0
     entries, size = catalog_properties(props, path, binding, trino, c,
                                        storage=conn.get("storage"))
-    return (None if name is None else Connector(name=name, properties=entries)), size
+    origin = (shared.name, shared.doc_id) if shared is not None else None
+    return (None if name is None else Connector(name, entries, origin)), size
 
 
 def _connector_name(value: Any, path: str, c: Checker) -> str | None:

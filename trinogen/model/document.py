@@ -3,8 +3,8 @@
 `classify()` merges the settings' defaults and profile under a document and walks it top-down:
 identity here (`_head`), then each feature's reader in turn (`_parts`: `clusterConfig` in
 `roles`, `properties` in `properties`, `connectors` in `connectors`...); `assemble.build()` makes
-the Cluster from those parts. `classify_all()` adds what only the whole set can tell (duplicate
-clusterIds).
+the Cluster from those parts. `classify_all()` adds what only the whole set can tell (a clusterId
+claimed twice: `claims`).
 """
 
 from __future__ import annotations
@@ -13,19 +13,20 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from trinogen.errors import Problem
 from trinogen.model.access import access_control
 from trinogen.model.assemble import Head, Parts, build
 from trinogen.model.auth import authentication, check_owned, check_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
+from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
 from trinogen.model.library import NO_LIBRARY, Library
+from trinogen.model.names import reserved
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
-from trinogen.model.raw import claimed_by, document_label, enabled_claims, settled
+from trinogen.model.raw import claimed_by, document_label, settled
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
@@ -77,27 +78,19 @@ def classify(raw: RawDocument, settings: Settings, library: Library = NO_LIBRARY
 
 def classify_all(raws: Iterable[RawDocument], settings: Settings,
                  library: Library = NO_LIBRARY,
-                 own: Callable[[RawDocument], Outcome] | None = None) -> list[Outcome]:
-    """Classify every document, then fail every document whose clusterId another one also claims.
+                 own: Callable[[RawDocument], Outcome] | None = None,
+                 held: Mapping[str, str] | None = None) -> list[Outcome]:
+    """Classify every document, then settle the clusterIds several enabled documents claim.
 
-    Two enabled documents with the same clusterId are an error for both, never a silent pick; a
-    disabled document sharing the id of an enabled one does not count. `own` judges one
-    document on its own (default: `classify`; the render cache's remembers failures): every
-    rule that spans documents comes after it, so its outcome never depends on another document.
+    `own` judges one document on its own (default: `classify`; the render cache's remembers
+    failures): every rule that spans documents comes after it, so its outcome never depends on
+    another document. `held` maps a clusterId to the document _id the GitOps repository holds it
+    for (None: not read): that document keeps it, the others fail (`model.claims`); when none is
+    held, all fail, never a silent pick. A disabled document claims nothing.
     """
     raws = list(raws)
     outcomes = [classify(raw, settings, library) if own is None else own(raw) for raw in raws]
-    for cid, idxs in enabled_claims(raws).items():
-        if len(idxs) < 2:
-            continue
-        ids = ", ".join(outcomes[i].doc_id for i in idxs)
-        for i in idxs:
-            o = outcomes[i]
-            problem = Problem(cid, "clusterId", f"is used by {len(idxs)} enabled documents "
-                              f"(_id {ids}); make it unique or disable all but one")
-            prior = o.problems if isinstance(o, Failed) else ()
-            outcomes[i] = Failed(o.doc_id, cid, (*prior, problem))
-    return outcomes
+    return settle_clusters(outcomes, raws, held)
 
 
 def _merged(body: Mapping[str, Any], settings: Settings, c: Checker) -> Mapping[str, Any]:
@@ -124,7 +117,7 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
 
 def _head(d: Mapping[str, Any], s: Settings, c: Checker) -> Head:
     """clusterId, owner and trinoVersion (and `enabled`'s type), in this order."""
-    cluster_id = _cluster_id(d.get("clusterId"), c)
+    cluster_id = _cluster_id(d.get("clusterId"), s, c)
     owner = c.string(
         d.get("owner"), "owner", pattern=LABEL_VALUE, max_len=63,
         rule="use letters, digits, '-', '_' and '.', start and end with a letter or digit, at "
@@ -189,19 +182,28 @@ def _server_keys(props: Props, sizing: Sizing) -> list[tuple[str, str]]:
     return keys
 
 
-def _cluster_id(value: Any, c: Checker) -> str | None:
-    cluster_id = c.string(
-        value, "clusterId", pattern=CLUSTER_ID, max_len=253,
+def _cluster_id(value: Any, s: Settings, c: Checker) -> str | None:
+    cluster_id = _cluster_id_text(value, c)
+    why = reserved(cluster_id, s.argocd) if cluster_id is not None else None
+    if why is not None:  # a name the platform owns (model.names)
+        c.error("clusterId", f"{show(cluster_id)} {why}")
+        return None
+    return cluster_id
+
+
+def _cluster_id_text(value: Any, c: Checker) -> str | None:
+    if type(value) is str and len(value) > MAX_CLUSTER_ID:  # named, as every message names it
+        c.error("clusterId", f"{show(value)} is {len(value)} characters long; at most "
+                f"{MAX_CLUSTER_ID} are allowed: the chart names the worker Service "
+                "\"<clusterId>-trino-worker\", and Kubernetes limits Service names to 63 "
+                "characters")
+        return None
+    return c.string(
+        value, "clusterId", pattern=CLUSTER_ID, max_len=MAX_CLUSTER_ID,
         rule="use lowercase letters, digits and '-', start with a letter, end with a letter or "
         f"digit, at most {MAX_CLUSTER_ID} characters (it names the Helm release and the "
         "namespace trino-<clusterId>)",
     )
-    if cluster_id is not None and len(cluster_id) > MAX_CLUSTER_ID:
-        c.error("clusterId", f"is {len(cluster_id)} characters long; at most {MAX_CLUSTER_ID} are "
-                f"allowed: the chart names the worker Service \"<clusterId>-trino-worker\", and "
-                "Kubernetes limits Service names to 63 characters")
-        return None
-    return cluster_id
 
 
 def _trino_version(value: Any, minimum: int, c: Checker) -> str | None:

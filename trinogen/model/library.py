@@ -13,14 +13,17 @@ Who may use a catalog: its owner, an owner listed in `shareWith`, or everyone wi
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS, MAX_PROBLEMS, Checker, field_path, show, type_name
+from trinogen.model.claims import UNREAD, keeper
 from trinogen.model.rules import (
     CONNECTOR_NAME,
     LABEL_VALUE,
@@ -79,8 +82,52 @@ NO_LIBRARY = Library()
 
 def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
                   collection: str = "trino_catalogs",
-                  max_problems: int = MAX_PROBLEMS) -> Library:
-    """Every catalog document judged on its own; a name claimed twice is unusable for both."""
+                  max_problems: int = MAX_PROBLEMS,
+                  held: Mapping[str, Collection[str]] | None = None) -> Library:
+    """Every catalog document judged on its own. A name several documents claim stays with the
+    one the repository holds it for (`held`: name -> the catalog _ids its catalog copies record;
+    None when the repository was not read), and each newcomer fails naming it; a name held for
+    none of them is unusable for all (`model.claims`)."""
+    raws = list(raws)
+    kept, newcomers = _split_claims(raws, held or {}, unknown_fields, max_problems)
+    library = _parse(kept, unknown_fields, collection, max_problems, unread=held is None)
+    return dataclasses.replace(library, failed=(*library.failed, *newcomers))
+
+
+def contested_names(raws: Iterable[RawDocument]) -> set[str]:
+    """The catalog names more than one catalog document claims (only these ask the repository)."""
+    counts = Counter(n for r in raws if (n := _claimed_name(r)) is not None)
+    return {n for n, k in counts.items() if k > 1}
+
+
+def _split_claims(raws: list[RawDocument], held: Mapping[str, Collection[str]],
+                  unknown_fields: str, max_problems: int
+                  ) -> tuple[list[RawDocument], list[Failed]]:
+    """The documents that keep their names, and a failure for each newcomer to a held name."""
+    claims: dict[str, list[str]] = {}
+    for raw in raws:
+        if (name := _claimed_name(raw)) is not None:
+            claims.setdefault(name, []).append(raw.doc_id)
+    holders = {name: holder for name, ids in claims.items() if len(ids) > 1
+               and (holder := keeper(ids, held.get(name, ()))) is not None}
+    kept, failed = [], []
+    for raw in raws:
+        name = _claimed_name(raw)
+        if name is None or name not in holders or holders[name] == raw.doc_id:
+            kept.append(raw)
+            continue
+        _, own = _catalog(raw, name, unknown_fields, max_problems)  # its own problems too
+        failed.append(Failed(CATALOG_DOC + raw.doc_id, None, (*own, Problem(
+            f"catalog {name}", "name", f"{show(name)} belongs to the catalog document _id "
+            f"{holders[name]}, which the GitOps repository's catalogs were rendered from (the "
+            "first create wins); choose another name")), "catalog"))
+    return kept, failed
+
+
+def _parse(raws: Iterable[RawDocument], unknown_fields: str, collection: str,
+           max_problems: int, *, unread: bool) -> Library:
+    """The library of documents whose names are settled; a name still claimed twice is unusable
+    for both."""
     found: dict[str, list[SharedCatalog]] = {}
     failed: list[Failed] = []
     broken: dict[str, str] = {}
@@ -100,6 +147,7 @@ def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
             broken[name] = (f"is invalid (its document _id={raw.doc_id} in {collection} is "
                             "reported on its own); fix the catalog")
     catalogs: dict[str, SharedCatalog] = {}
+    why = UNREAD if unread else "the GitOps repository holds it for none of them"
     for name, same in found.items():
         if len(claims[name]) > 1:
             ids = ", ".join(sorted(claims[name]))
@@ -107,7 +155,7 @@ def parse_library(raws: Iterable[RawDocument], *, unknown_fields: str = "error",
                             "give each catalog its own name")
             failed.extend(Failed(CATALOG_DOC + c.doc_id, None, (Problem(
                 f"catalog {name}", "name", f"{show(name)} is used by more than one catalog "
-                f"document ({ids}); make it unique"),), "catalog") for c in same)
+                f"document ({ids}); {why}: make it unique"),), "catalog") for c in same)
         else:
             catalogs[name] = same[0]
     return Library(MappingProxyType(catalogs), MappingProxyType(broken), tuple(failed),

@@ -44,6 +44,9 @@ class Connector:
     name: str
     # connector.name first, then the other keys sorted; values split around placeholders
     properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
+    # (name, document _id) of the library catalog it came from, recorded in its reviewable copy:
+    # how the repository knows which catalog document holds a name (model.claims)
+    shared: tuple[str, str] | None = None
 
     @property
     def secret_uses(self) -> tuple[SecretUse, ...]:
@@ -170,6 +173,11 @@ class Ingress:
     path_type: str = "Prefix"
 
 
+def namespace_of(cluster_id: str) -> str:
+    """The namespace a cluster is deployed into (always trino-<clusterId>)."""
+    return f"trino-{cluster_id}"
+
+
 @dataclass(frozen=True)
 class Cluster:
     """One valid, enabled cluster, ready to render."""
@@ -217,7 +225,7 @@ class Cluster:
 
     @property
     def namespace(self) -> str:
-        return f"trino-{self.cluster_id}"
+        return namespace_of(self.cluster_id)
 
     # Asked by the renderer, the render cache and the secret reads: computed once per Cluster
     # (a frozen value, so the answer cannot change).

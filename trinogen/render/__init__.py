@@ -24,7 +24,14 @@ from trinogen.render.escape import (
     yaml_scalar,
     yaml_text,
 )
-from trinogen.render.headers import HEAD_BYTES, HEADER_MARK, FileHeader, header, parse_header
+from trinogen.render.headers import (
+    HEAD_BYTES,
+    HEADER_MARK,
+    FileHeader,
+    header,
+    parse_header,
+    parse_shared_catalog,
+)
 from trinogen.render.names import chart_fullname, chart_worker_name
 from trinogen.render.renderer import (
     CHART_DEFAULT_CATALOGS,
@@ -69,6 +76,7 @@ __all__ = [
     "helm_unescape",
     "load_templates",
     "parse_header",
+    "parse_shared_catalog",
     "prop_key",
     "prop_value",
     "yaml_scalar",

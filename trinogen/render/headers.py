@@ -27,6 +27,29 @@ def root_app_header(settings: Settings) -> str:
     )
 
 
+SHARED_MARK = "# Shared catalog "
+_SHARED_ID = ", document _id: "
+
+
+def shared_catalog_line(settings: Settings, name: str, doc_id: str) -> str:
+    """The line after the header of a catalog copy that came from the catalog library: which
+    library document the repository holds the name for (how a second document claiming the
+    name is told apart from the first: `model.claims`)."""
+    m = settings.mongodb
+    return f"{SHARED_MARK}{name} from {m.database}.{m.catalog_collection}{_SHARED_ID}{doc_id}"
+
+
+def parse_shared_catalog(content: bytes) -> tuple[str, str] | None:
+    """(name, catalog document _id) from a catalog copy's third line, or None."""
+    lines = content.split(b"\n", 3)
+    if len(lines) < 3 or not lines[2].startswith(SHARED_MARK.encode()):
+        return None
+    text = lines[2].decode("utf-8", "replace")[len(SHARED_MARK):]
+    name, _, rest = text.partition(" ")
+    _, sep, doc_id = rest.partition(_SHARED_ID)
+    return (name, doc_id.strip()) if sep and name and doc_id.strip() else None
+
+
 @dataclass(frozen=True)
 class FileHeader:
     cluster_id: str | None  # None for trinogen files of no single cluster (the app-of-apps)

@@ -18,7 +18,7 @@ from trinogen import __version__
 from trinogen.model import Cluster, Connector, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
-from trinogen.render.headers import header, root_app_header
+from trinogen.render.headers import header, root_app_header, shared_catalog_line
 from trinogen.render.names import chart_worker_name
 from trinogen.render.operation import disruption_budgets, values_context
 from trinogen.render.pod_security import security_contexts, security_values
@@ -41,6 +41,10 @@ MANIFESTS_DIR = "manifests"  # other plain manifests deployed with the chart (PD
 EXTRA_DIRS = (SECRETS_DIR, MANIFESTS_DIR)
 EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
+# Bumped when the renderer writes other bytes for the same inputs, so the render cache does not
+# keep serving files of the old form. 1: catalog copies of a shared catalog name its library
+# document (issue 19: who holds a catalog name).
+OUTPUT_REVISION = 1
 # The settings sections that shape the output (the render cache's fingerprint covers them).
 _OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation",
                     "pods", "monitoring")
@@ -84,7 +88,7 @@ class Renderer:
             relevant["tenants"] = {n: t.identity() for n, t in sorted(self.settings.tenants.items())}
             relevant["profile_requirements"] = self.settings.profile_requirements
         h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
-        h.update(__version__.encode())
+        h.update(f"{__version__}/{OUTPUT_REVISION}".encode())
         h.update(registry_digest())  # a registry change re-validates every document
         return h.hexdigest()
 
@@ -113,8 +117,8 @@ class Renderer:
         versions = {p: d.version for p, d in resolved.items()}
         secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
         bodies = self._catalogs(cluster, resolved, inline)
-        files = {f"{base}/catalog/{name}.properties": _bytes(f"{head}\n{body}")
-                 for name, body in bodies.items()}
+        files = {f"{base}/catalog/{name}.properties": _bytes(f"{head}\n{origin}{body}")
+                 for name, body, origin in self._catalog_copies(cluster, bodies)}
         values_path = f"{base}/{VALUES}"
         files[values_path] = self._values(cluster, head, bodies, _pod_annotations(cluster, versions),
                                           secret_name, _exchange_lines(cluster, resolved, inline))
@@ -147,6 +151,16 @@ class Renderer:
             files[f"{base}/{MANIFESTS_DIR}/pdb-{role}.yaml"] = _bytes(self.template(
                 "poddisruptionbudget.yaml.j2").render(header=Safe(head), cluster=cluster, **budget))
         return files
+
+    def _catalog_copies(self, cluster: Cluster, bodies: Mapping[str, str]
+                        ) -> Iterable[tuple[str, str, str]]:
+        """(name, text, origin line) of each reviewable copy; the origin line names the library
+        document a shared catalog came from (empty for a document's own catalog)."""
+        shared = {c.name: c.shared for c in cluster.connectors if c.shared is not None}
+        for name, body in bodies.items():
+            origin = shared.get(name)
+            line = shared_catalog_line(self.settings, *origin) + "\n" if origin else ""
+            yield name, body, line
 
     def _catalogs(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, str]:
         """Each connector's catalog text (its .properties file without the header)."""

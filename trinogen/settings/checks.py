@@ -29,6 +29,8 @@ _CHOICES = {
 # Prometheus' duration format, as the ServiceMonitor CRD validates `interval`.
 _DURATION = re.compile(r"(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
                        r"(([0-9]+)s)?(([0-9]+)ms)?")
+# A reserved name: a Kubernetes name (lowercase) with the two wildcards fnmatch offers besides [.
+_RESERVED = re.compile(r"[-a-z0-9.*?]+")
 # An image reference part: no spaces, quotes or braces (the chart writes the image unquoted).
 _IMAGE_PART = re.compile(r"[A-Za-z0-9][-A-Za-z0-9._:/@]*")
 
@@ -39,6 +41,7 @@ def check(s: Settings) -> None:
     _check_log_level(s)
     _check_limits(s)
     _check_output_roots(s)
+    _check_reserved_names(s)
     _check_pins(s)
     _check_exchanges(s)
     _check_monitoring(s)
@@ -96,9 +99,22 @@ def _check_output_roots(s: Settings) -> None:
     for key, name in roots.items():
         _check_relative(key, name)
     for (key_a, a), (key_b, b) in itertools.combinations(roots.items(), 2):
-        if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
-            raise ConfigError(f"settings {key_a} ({a!r}) and {key_b} ({b!r}) must not overlap: "
-                              "trinogen owns what is under each of them")
+        # Ignoring case: on a case-insensitive checkout a cluster's file would land on the
+        # app-of-apps' (or another root's) file.
+        la, lb = a.casefold(), b.casefold()
+        if la == lb or la.startswith(lb + "/") or lb.startswith(la + "/"):
+            raise ConfigError(f"settings {key_a} ({a!r}) and {key_b} ({b!r}) must not overlap "
+                              "(compared ignoring case): trinogen owns what is under each of them")
+
+
+def _check_reserved_names(s: Settings) -> None:
+    """Each reserved name is a lowercase glob, as the Kubernetes names it is matched with."""
+    for i, pattern in enumerate(s.argocd.reserved_names):
+        if not _RESERVED.fullmatch(pattern):
+            raise ConfigError(f"setting argocd.reserved_names[{i}] {pattern!r} is not a name "
+                              "pattern: write lowercase letters, digits, '-' and '.', with '*' "
+                              "(any run of characters) and '?' (one character) as wildcards, "
+                              "e.g. trino-gateway*")
 
 
 def _check_relative(key: str, name: str) -> None:

@@ -82,6 +82,10 @@ class ArgoSettings:
     # Destination cluster names or servers a document may choose with `destination`.
     allowed_destinations: tuple[str, ...] = ()
     root_app_name: str = "trino-clusters"
+    # Names no cluster may get (issue 19): each a lowercase glob (`*`, `?`) matched against the
+    # Application name (prefix + clusterId) and the namespace (trino-<clusterId>) of every
+    # clusterId. root_app_name and the namespace argocd.namespace are always refused as well.
+    reserved_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,10 +61,11 @@ def parse(where: str, raw: Mapping[str, Any]) -> AuthOption:
     kind = raw.get("type")
     if kind not in TYPES:
         raise ConfigError(f"{where}.type must be one of {', '.join(TYPES)}, not {kind!r}")
-    unknown = sorted(set(raw) - _COMMON - _FIELDS[kind])
+    unknown = sorted(str(k) for k in set(raw) - _COMMON - _FIELDS[kind])
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(map(str, unknown))} for type "
-                          f"{kind} (known: {', '.join(sorted(_COMMON | _FIELDS[kind]))})")
+        # Named like every other kind's (`<kind>.<name>.<field>`), the first one first.
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field for type {kind} (known: "
+                          f"{', '.join(sorted(_COMMON | _FIELDS[kind]))})")
     tls, keystore = _tls(where, raw)
     common = {
         "type": kind, "tls": tls, "shared_secret": _ref(where, raw, "shared_secret", required=True),

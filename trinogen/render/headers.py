@@ -27,6 +27,14 @@ def root_app_header(settings: Settings) -> str:
     )
 
 
+def project_header(settings: Settings, name: str) -> str:
+    """The header of a tenant's AppProject, which belongs to no single cluster."""
+    return (
+        f"{HEADER_MARK} as the Argo CD project {name} of {settings.output.applications_dir}/; "
+        "do not edit:\n# the next sync overwrites this file. Change trinogen's settings instead."
+    )
+
+
 @dataclass(frozen=True)
 class FileHeader:
     cluster_id: str | None  # None for trinogen files of no single cluster (the app-of-apps)

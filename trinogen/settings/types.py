@@ -75,6 +75,9 @@ class ArgoSettings:
     # Destination cluster names or servers a document may choose with `destination`.
     allowed_destinations: tuple[str, ...] = ()
     root_app_name: str = "trino-clusters"
+    # One AppProject per tenant (`tenants`), written next to the Applications; each cluster's
+    # Application then uses its tenant's project instead of `project`.
+    tenant_projects: bool = False
 
 
 @dataclass(frozen=True)

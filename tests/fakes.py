@@ -96,6 +96,8 @@ class FakeCache:
         self.used: dict[str, CacheEntry] = {}
         self.extra: dict[str, str] = {}
         self.used_extra: dict[str, str] = {}
+        self.apps: dict[str, tuple[Any, ...]] = {}
+        self.used_apps: dict[str, tuple[Any, ...]] = {}
 
     def get(self, key: str) -> CacheEntry | None:
         return self.entries.get(key)
@@ -106,6 +108,7 @@ class FakeCache:
     def save(self) -> None:
         self.entries, self.used = self.used, {}
         self.extra = dict(self.used_extra)
+        self.apps, self.used_apps = self.used_apps, {}
 
 
 class FakeRepo:

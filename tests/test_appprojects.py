@@ -183,3 +183,28 @@ def test_no_project_without_the_setting_and_switching_off_prunes_them(tmp_path: 
     assert set(projects(w)) == set(PROJECTS.values())
     w.sync()
     assert projects(w) == {}
+
+
+def test_an_unchanged_application_is_parsed_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """The render cache keeps what each Application blob needs: a run that changes nothing parses
+    none, and one that changes a cluster parses only its new Application."""
+    from trinogen import appprojects
+
+    docs = example_docs()
+    w = make_world(tmp_path, docs)
+    w.sync()
+    parsed: list[bytes] = []
+    real = appprojects.app_use
+
+    def counting(content: bytes) -> Any:
+        parsed.append(content)
+        return real(content)
+
+    monkeypatch.setattr(appprojects, "app_use", counting)
+    w.sync()
+    assert parsed == []
+    new = {"_id": "n1", "clusterId": "growth-new", "owner": "growth_analytics", "enabled": True}
+    w.mongo.coll.insert_one(dict(new))
+    w.sync()
+    assert [yaml.safe_load(p)["metadata"]["name"] for p in parsed] == ["trino-growth-new"]
+    assert destinations(projects(w)["growth"]) == expected(w, docs + [new], "growth_analytics")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from trinogen.errors import Problem
 from trinogen.plan import CurrentFile, FileChange, Layout, Plan, blob_id
-from trinogen.ports import Repository
+from trinogen.ports import RenderCacheStore, Repository
 from trinogen.render import Renderer
 from trinogen.render.projects import AppUse, app_use, project_of, project_path, projects_of
 from trinogen.settings import Settings
@@ -41,6 +41,7 @@ class ProjectPlanner:
     renderer: Renderer
     layout: Layout
     repo: Repository
+    cache: RenderCacheStore | None = None
 
     def __call__(self, plan: Plan, tree: Mapping[str, str],
                  current: Mapping[str, CurrentFile]) -> Plan:
@@ -52,7 +53,7 @@ class ProjectPlanner:
         if not owned and not ours:
             return plan
         uses = self._uses(plan, tree, current)
-        wanted = self.renderer.render_projects(projects_of(uses, owned))
+        wanted = self.renderer.render_projects(projects_of((u for u in uses if u), owned))
         changes, problems = _diff(wanted, ours, current)
         if not changes and not problems:
             return plan
@@ -65,13 +66,20 @@ class ProjectPlanner:
         return (declared | set(written)) - {RESERVED, a.project}
 
     def _uses(self, plan: Plan, tree: Mapping[str, str],
-              current: Mapping[str, CurrentFile]) -> list[AppUse]:
+              current: Mapping[str, CurrentFile]) -> list[AppUse | None]:
         """What every Application before and after the plan needs from its project."""
         before = {b for p, b in tree.items() if _is_app(self.layout, p) and _ours(current, p)}
-        texts = list(self.repo.blobs(before).values())
-        texts += [c.content for c in plan.files
-                  if c.content is not None and c.cluster is not None and _is_app(self.layout, c.path)]
-        return _app_uses(texts)
+        after = {blob_id(c.content): c.content for c in plan.files
+                 if c.content is not None and c.cluster is not None and _is_app(self.layout, c.path)}
+        known = self.cache.apps if self.cache is not None else {}
+        texts = self.repo.blobs(b for b in before if b not in known and b not in after)
+        texts.update(after)
+        uses: dict[str, AppUse | None] = {
+            b: AppUse.of_flat(known[b]) if b in known else app_use(texts.get(b, b""))
+            for b in before | set(after)}
+        if self.cache is not None:  # each Application is parsed once, not on every run
+            self.cache.used_apps = {b: u.flat() for b, u in uses.items() if u is not None}
+        return list(uses.values())
 
 
 def _is_app(layout: Layout, path: str) -> bool:

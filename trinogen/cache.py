@@ -56,6 +56,9 @@ class RenderCache:
         # Files of no single cluster (the app-of-apps), which depend on the fingerprint only.
         self.extra: dict[str, str] = {}
         self.used_extra: dict[str, str] = {}
+        # Application blob -> its project, destination and repositories (tenant projects only).
+        self.apps: dict[str, tuple[Any, ...]] = {}
+        self.used_apps: dict[str, tuple[Any, ...]] = {}
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> RenderCache:
@@ -65,6 +68,7 @@ class RenderCache:
             if data.get("format") == FORMAT and data.get("fingerprint") == fingerprint:
                 cache.entries = {k: Entry.from_json(v) for k, v in data["entries"].items()}
                 cache.extra = {str(k): str(v) for k, v in data.get("extra", {}).items()}
+                cache.apps = dict(data.get("apps", {}))
         except FileNotFoundError:
             pass
         except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError) as e:
@@ -80,11 +84,14 @@ class RenderCache:
 
     def save(self) -> None:
         """Write the entries of this run, unless they are exactly what was loaded."""
-        if self.used == self.entries and self.used_extra == self.extra:
+        if (self.used == self.entries and self.used_extra == self.extra
+                and self.used_apps == self.apps):
             return
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
                 "entries": {k: e.to_json() for k, e in sorted(self.used.items())},
                 "extra": dict(sorted(self.used_extra.items()))}
+        if self.used_apps:
+            data["apps"] = dict(sorted(self.used_apps.items()))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)

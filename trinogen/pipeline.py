@@ -206,7 +206,7 @@ class _Reader:
                                 library=read_library(self.source, raws, self.settings))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
-                       ProjectPlanner(self.settings, self.renderer, layout, self.repo))
+                       ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
 
     def save_cache(self) -> None:
         if self.cache is not None:

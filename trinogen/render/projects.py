@@ -56,6 +56,16 @@ class AppUse:
     destination: Destination
     repos: tuple[str, ...]
 
+    def flat(self) -> tuple[Any, ...]:
+        """Plain values, as the render cache keeps them (marshal)."""
+        d = self.destination
+        return (self.project, d.namespace, d.server, d.name, *self.repos)
+
+    @classmethod
+    def of_flat(cls, flat: tuple[Any, ...]) -> AppUse:
+        project, namespace, server, name, *repos = flat
+        return cls(project, Destination(namespace, server, name), tuple(repos))
+
 
 def project_path(applications_dir: str, name: str) -> str:
     return f"{applications_dir.rstrip('/')}/{PREFIX}{name}.yaml"

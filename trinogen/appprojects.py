@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.plan import CurrentFile, FileChange, Layout, Plan, blob_id
@@ -45,10 +46,7 @@ class ProjectPlanner:
 
     def __call__(self, plan: Plan, tree: Mapping[str, str],
                  current: Mapping[str, CurrentFile]) -> Plan:
-        head = project_path(self.layout.applications_dir, "")[:-len(".yaml")]
-        # (a plain prefix test first: with projects off this scan is all a run pays)
-        ours = {p: name for p in tree if p.startswith(head)
-                and (name := project_of(self.layout.applications_dir, p)) and _ours(current, p)}
+        ours = _project_files(self.layout, tree, current)
         owned = self._owned(ours.values())
         if not owned and not ours:
             return plan
@@ -69,17 +67,34 @@ class ProjectPlanner:
               current: Mapping[str, CurrentFile]) -> list[AppUse | None]:
         """What every Application before and after the plan needs from its project."""
         before = {b for p, b in tree.items() if _is_app(self.layout, p) and _ours(current, p)}
-        after = {blob_id(c.content): c.content for c in plan.files
-                 if c.content is not None and c.cluster is not None and _is_app(self.layout, c.path)}
+        after = _written_apps(self.layout, plan)
         known = self.cache.apps if self.cache is not None else {}
-        texts = self.repo.blobs(b for b in before if b not in known and b not in after)
+        texts = self.repo.blobs(before - set(known) - set(after))
         texts.update(after)
-        uses: dict[str, AppUse | None] = {
-            b: AppUse.of_flat(known[b]) if b in known else app_use(texts.get(b, b""))
-            for b in before | set(after)}
+        uses = {b: _use(b, known, texts) for b in before | set(after)}
         if self.cache is not None:  # each Application is parsed once, not on every run
             self.cache.used_apps = {b: u.flat() for b, u in uses.items() if u is not None}
         return list(uses.values())
+
+
+def _use(blob: str, known: Mapping[str, tuple[Any, ...]],
+         texts: Mapping[str, bytes]) -> AppUse | None:
+    return AppUse.of_flat(known[blob]) if blob in known else app_use(texts.get(blob, b""))
+
+
+def _project_files(layout: Layout, tree: Mapping[str, str],
+                   current: Mapping[str, CurrentFile]) -> dict[str, str]:
+    """trinogen's project files in the tree: path -> project name."""
+    head = project_path(layout.applications_dir, "")[:-len(".yaml")]
+    # (a plain prefix test first: with projects off this scan is all a run pays)
+    return {p: name for p in tree if p.startswith(head)
+            and (name := project_of(layout.applications_dir, p)) and _ours(current, p)}
+
+
+def _written_apps(layout: Layout, plan: Plan) -> dict[str, bytes]:
+    """The Applications the plan adds or updates: blob id -> content."""
+    return {blob_id(c.content): c.content for c in plan.files
+            if c.content is not None and c.cluster is not None and _is_app(layout, c.path)}
 
 
 def _is_app(layout: Layout, path: str) -> bool:

@@ -97,6 +97,8 @@ class FakeCache:
         self.used_extra: dict[str, str] = {}
         self.failures: dict[str, CachedFailure] = {}
         self.used_failures: dict[str, CachedFailure] = {}
+        self.apps: dict[str, tuple[Any, ...]] = {}
+        self.used_apps: dict[str, tuple[Any, ...]] = {}
 
     def get(self, key: str) -> CacheEntry | None:
         return self.entries.get(key)
@@ -114,6 +116,7 @@ class FakeCache:
         self.entries, self.used = self.used, {}
         self.extra = dict(self.used_extra)
         self.failures, self.used_failures = self.used_failures, {}
+        self.apps, self.used_apps = self.used_apps, {}
 
 
 class FakeRepo:

@@ -115,3 +115,27 @@ def test_the_fingerprint_follows_tenants_and_is_stable(tmp_path: Path) -> None:
     assert fp(tenants=one) == fp(tenants=one)
     assert fp(tenants=one) != fp(tenants={"g": {"options": {"placement": ["spot"]}}})
     assert fp() != fp(tenants=one)
+
+
+def test_tenant_projects_need_tenants(tmp_path: Path) -> None:
+    """argocd.tenant_projects without tenants is refused: there is no project to put clusters in."""
+    with pytest.raises(ConfigError, match="tenant_projects is true but the settings declare no"):
+        _load(tmp_path, argocd={"tenant_projects": True})
+
+
+@pytest.mark.parametrize(("project", "argocd"), [
+    ("default", {}),
+    ("platform", {"project": "platform"}),
+])
+def test_a_tenant_project_cannot_be_a_reserved_one(tmp_path: Path, project: str,
+                                                   argocd: dict[str, str]) -> None:
+    """`default` (allows everything) and argocd.project (the app-of-apps') are never a tenant's."""
+    with pytest.raises(ConfigError, match=f"tenants.growth.project: '{project}'"):
+        _load(tmp_path, argocd={"tenant_projects": True, **argocd},
+              tenants={"growth": {"project": project}})
+
+
+def test_reserved_project_names_do_not_matter_without_tenant_projects(tmp_path: Path) -> None:
+    """With projects off, a tenant's project name is never written, so it is not judged."""
+    s = _load(tmp_path, argocd={"project": "platform"}, tenants={"growth": {"project": "platform"}})
+    assert s.tenant("growth").project == "platform"  # type: ignore[attr-defined]

@@ -65,6 +65,9 @@ class RenderCache:
         # Documents that failed validation on their own (issue 19): not validated again.
         self.failures: dict[str, CachedFailure] = {}
         self.used_failures: dict[str, CachedFailure] = {}
+        # Application blob -> its project, destination and repositories (tenant projects only).
+        self.apps: dict[str, tuple[Any, ...]] = {}
+        self.used_apps: dict[str, tuple[Any, ...]] = {}
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> RenderCache:
@@ -76,6 +79,7 @@ class RenderCache:
                 cache.extra = {str(k): str(v) for k, v in data.get("extra", {}).items()}
                 cache.failures = {k: CachedFailure.from_json(v)
                                   for k, v in data.get("failures", {}).items()}
+                cache.apps = dict(data.get("apps", {}))
         except FileNotFoundError:
             pass
         except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError) as e:
@@ -98,12 +102,14 @@ class RenderCache:
     def save(self) -> None:
         """Write the entries of this run, unless they are exactly what was loaded."""
         if (self.used == self.entries and self.used_extra == self.extra
-                and self.used_failures == self.failures):
+                and self.used_failures == self.failures and self.used_apps == self.apps):
             return
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
                 "entries": {k: e.to_json() for k, e in sorted(self.used.items())},
                 "extra": dict(sorted(self.used_extra.items())),
                 "failures": {k: f.to_json() for k, f in sorted(self.used_failures.items())}}
+        if self.used_apps:
+            data["apps"] = dict(sorted(self.used_apps.items()))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)

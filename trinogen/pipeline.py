@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trinogen import model
+from trinogen.appprojects import ProjectPlanner, rendered_projects
 from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
 from trinogen.errors import ConfigError
 from trinogen.model import Classified
@@ -96,7 +97,8 @@ def render(
     wanted = set(clusters)
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
     require_known(wanted, raws)
-    desired = build_desired(settings, raws, Renderer(require_repo_url(settings)), reader_factory,
+    renderer = Renderer(require_repo_url(settings))
+    desired = build_desired(settings, raws, renderer, reader_factory,
                             inline=inline, progress=progress,
                             library=read_library(source, raws, settings))
     if wanted:
@@ -104,6 +106,7 @@ def render(
     contents = {cid: {p: f.content or b"" for p, f in files.items()}
                 for cid, files in desired.files.items()}
     extra = {p: f.content or b"" for p, f in desired.extra.items()}
+    extra.update(rendered_projects(settings, renderer, _layout(settings), contents))
     written = write_tree(out_dir, contents, extra, _layout(settings), prune_stale=not wanted)
     report = Report("render", failed=desired.failed, warnings=desired.warnings,
                     rendered=sorted(desired.files), out_dir=str(out_dir),
@@ -211,7 +214,8 @@ class _Reader:
                                                      holdings=held),
                                 held=held.clusters(raws))
         guards = _guards(self.settings, self.options, len(raws), self.source)
-        return Planner(layout, desired, guards, self.repo, scope)
+        return Planner(layout, desired, guards, self.repo, scope,
+                       ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
 
     def save_cache(self) -> None:
         if self.cache is not None:

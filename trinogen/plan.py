@@ -62,8 +62,9 @@ class Layout:
             return cid if sep and cid else None
         if path.startswith(apps):
             name = path[len(apps):]
-            if "/" not in name and name.endswith(".yaml") and len(name) > len(".yaml"):
-                return name[: -len(".yaml")]
+            # A '.' is never in a clusterId: such a file (an AppProject) is no cluster's.
+            if "/" not in name and name.endswith(".yaml") and "." not in name[:-len(".yaml")]:
+                return name[: -len(".yaml")] or None
         return None
 
 
@@ -362,8 +363,9 @@ def commit_message(plan: Plan) -> str:
         for c in plan.by_action(action):
             why = f", {c.reason}" if c.reason else ""
             lines.append(f"{word}: {c.cluster_id} (_id {c.doc_id or 'unknown'}{why})")
-    if any(ch.cluster is None for ch in plan.files):
-        lines.append("also: the app-of-apps Application")
+    shared = [f"{ch.path} ({ch.action})" for ch in plan.files if ch.cluster is None]
+    if shared:  # the app-of-apps, the tenants' AppProjects
+        lines.append(f"also: {', '.join(shared)}")
     return "\n".join(lines) + "\n"
 
 

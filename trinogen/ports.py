@@ -116,6 +116,9 @@ class RenderCacheStore(Protocol):
 
     extra: dict[str, str]  # files of no single cluster (the app-of-apps) -> blob id, as loaded
     used_extra: dict[str, str]  # the same, as this run used them
+    # Application blob id -> what it needs from its project (argocd.tenant_projects), flattened
+    apps: dict[str, tuple[Any, ...]]
+    used_apps: dict[str, tuple[Any, ...]]
 
     def get(self, key: str) -> CacheEntry | None: ...
 

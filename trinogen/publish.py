@@ -46,16 +46,19 @@ class Planner:
     guards: Guards
     repo: Repository
     targets: set[str] | None = None
+    # Adds the tenants' AppProjects to the plan (trinogen.appprojects); None: no projects.
+    projects: Callable[[Plan, Mapping[str, str], Mapping[str, CurrentFile]], Plan] | None = None
 
     def __call__(self, tree: Mapping[str, str]) -> Plan:
         d = self.desired
-        plan = make_plan(layout=self.layout, current=current_files(tree, d, self.repo),
+        current = current_files(tree, d, self.repo)
+        plan = make_plan(layout=self.layout, current=current,
                          desired=d.files, desired_docs=d.docs, failed=d.failed,
                          disabled=d.disabled, guards=self.guards, targets=self.targets,
                          extra=d.extra)
         if plan.refusal:
             raise SafetyRefusal(plan.refusal)
-        return plan
+        return self.projects(plan, tree, current) if self.projects is not None else plan
 
 
 def current_files(

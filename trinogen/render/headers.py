@@ -48,6 +48,12 @@ def parse_shared_catalog(content: bytes) -> tuple[str, str] | None:
     name, _, rest = text.partition(" ")
     _, sep, doc_id = rest.partition(_SHARED_ID)
     return (name, doc_id.strip()) if sep and name and doc_id.strip() else None
+def project_header(settings: Settings, name: str) -> str:
+    """The header of a tenant's AppProject, which belongs to no single cluster."""
+    return (
+        f"{HEADER_MARK} as the Argo CD project {name} of {settings.output.applications_dir}/; "
+        "do not edit:\n# the next sync overwrites this file. Change trinogen's settings instead."
+    )
 
 
 @dataclass(frozen=True)

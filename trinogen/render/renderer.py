@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from trinogen.render.headers import header, root_app_header, shared_catalog_line
 from trinogen.render.names import chart_worker_name
 from trinogen.render.operation import disruption_budgets, values_context
 from trinogen.render.pod_security import security_contexts, security_values
+from trinogen.render.projects import Project, render_projects
 from trinogen.render.selfcheck import RenderError, check_yaml
 from trinogen.render.templates import (
     BytecodeCacheFactory,
@@ -229,6 +230,7 @@ class Renderer:
             header=Safe(head),
             cluster=cluster,
             app_name=s.argocd.app_name_prefix + cluster.cluster_id,
+            project=self._project(cluster),
             argocd=s.argocd,
             chart=s.chart,
             repo_url=s.repo_url,
@@ -242,23 +244,42 @@ class Renderer:
             worker_deployment=chart_worker_name(cluster.cluster_id, s.chart.name),
         ))
 
+    def _project(self, cluster: Cluster) -> str:
+        """argocd.project, or with argocd.tenant_projects the project of the owner's tenant."""
+        if not self.settings.argocd.tenant_projects:
+            return self.settings.argocd.project
+        tenant = self.settings.tenant(cluster.owner)
+        if tenant is None:
+            raise RenderError(f"owner {cluster.owner!r} is not a tenant of the settings, and "
+                              "argocd.tenant_projects puts each Application in its tenant's project")
+        return tenant.project
+
+    def render_projects(self, projects: Mapping[str, Project]) -> dict[str, bytes]:
+        """The tenants' AppProject files (argocd.tenant_projects), by path."""
+        return _checked(lambda: render_projects(self.settings, self.template("appproject.yaml.j2"),
+                                                projects))
+
     def render_root_app(self) -> dict[str, bytes]:
         """The app-of-apps Application for the applications directory (when configured)."""
-        import jinja2
-
         s = self.settings
         if not s.output.root_app:
             return {}
-        try:
-            text = self.template("root-application.yaml.j2").render(
+        return _checked(lambda: {s.output.root_app: _bytes(self.template(
+            "root-application.yaml.j2").render(
                 header=Safe(root_app_header(s)), argocd=s.argocd, repo_url=s.repo_url,
-                target_revision=s.target_revision, path=s.output.applications_dir,
-            )
-        except jinja2.TemplateError as e:
-            raise RenderError(template_error(e)) from e
-        content = _bytes(text)
-        check_yaml({s.output.root_app: content})
-        return {s.output.root_app: content}
+                target_revision=s.target_revision, path=s.output.applications_dir))})
+
+
+def _checked(render: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
+    """Files of no single cluster, rendered and parsed back (a template error names its line)."""
+    import jinja2
+
+    try:
+        files = render()
+    except jinja2.TemplateError as e:
+        raise RenderError(template_error(e)) from e
+    check_yaml(files)
+    return files
 
 
 def _pod_annotations(cluster: Cluster, versions: Mapping[str, int | None]) -> dict[str, str]:

@@ -25,6 +25,7 @@ TEMPLATE_NAMES = (
     "root-application.yaml.j2",
     "configmap.yaml.j2",
     "poddisruptionbudget.yaml.j2",
+    "appproject.yaml.j2",
 )
 
 # () -> a jinja2.BytecodeCache; called only when templates are first compiled

@@ -45,6 +45,7 @@ def check(s: Settings) -> None:
     _check_pins(s)
     _check_exchanges(s)
     _check_monitoring(s)
+    _check_tenant_projects(s)
     for name, profile in s.profiles.items():
         if not isinstance(profile, Mapping):
             raise ConfigError(f"profile {name!r} must be a mapping")
@@ -151,6 +152,27 @@ def _check_exchanges(s: Settings) -> None:
         problem = ex.scheme_problem(store.type, store.account)
         if problem is not None:
             raise ConfigError(f"exchange.{name}.location: {problem}")
+
+
+# Argo CD's own project, which allows everything: never a tenant's.
+DEFAULT_PROJECT = "default"
+
+
+def _check_tenant_projects(s: Settings) -> None:
+    """argocd.tenant_projects needs tenants, each with a project no one else owns."""
+    if not s.argocd.tenant_projects:
+        return
+    if not s.tenants:
+        raise ConfigError("setting argocd.tenant_projects is true but the settings declare no "
+                          "tenants: declare them under `tenants` (each gets its AppProject)")
+    for name, tenant in s.tenants.items():
+        for reserved, what in ((DEFAULT_PROJECT, "Argo CD's default project (it allows all)"),
+                               (s.argocd.project, "argocd.project, the app-of-apps' project")):
+            if tenant.project == reserved:
+                raise ConfigError(f"tenants.{name}.project: {reserved!r} is {what}; a tenant's "
+                                  "AppProject needs a name of its own")
+
+
 def _check_monitoring(s: Settings) -> None:
     """The exporter image and the ServiceMonitor's labels and interval, as Kubernetes takes them."""
     m = s.monitoring

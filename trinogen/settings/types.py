@@ -86,6 +86,9 @@ class ArgoSettings:
     # Application name (prefix + clusterId) and the namespace (trino-<clusterId>) of every
     # clusterId. root_app_name and the namespace argocd.namespace are always refused as well.
     reserved_names: tuple[str, ...] = ()
+    # One AppProject per tenant (`tenants`), written next to the Applications; each cluster's
+    # Application then uses its tenant's project instead of `project`.
+    tenant_projects: bool = False
 
 
 @dataclass(frozen=True)

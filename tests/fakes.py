@@ -141,6 +141,10 @@ class FakeRepo:
         wanted = set(blobs)
         return {git_blob_id(c): c[:512] for c in self.files.values() if git_blob_id(c) in wanted}
 
+    def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
+        wanted = set(ids)
+        return {git_blob_id(c): c for c in self.files.values() if git_blob_id(c) in wanted}
+
     def read(self, path: str) -> bytes | None:
         return self.files.get(path)
 

@@ -275,6 +275,12 @@ class WorkingCopy:
         data = self._cat(wanted)
         return {b: c[:HEAD_BYTES] for b, c in data.items()}
 
+    @git_boundary("reading files")
+    def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
+        """The whole content of each blob, in one `git cat-file --batch`."""
+        wanted = sorted(set(ids))
+        return self._cat(wanted) if wanted else {}
+
     @git_boundary("reading a file")
     def read(self, path: str) -> bytes | None:
         """A file's content at origin/<branch>, or None."""

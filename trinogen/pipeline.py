@@ -201,6 +201,11 @@ class _Reader:
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
                                 library=read_library(self.source, raws, self.settings))
+        if any(t.quotas.any for t in self.settings.tenants.values()):
+            from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
+
+            enforce_quotas(self.settings, desired, tree, self.repo, layout,
+                           Scope(scope, self.source.complete))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope)
 

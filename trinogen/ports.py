@@ -117,6 +117,9 @@ class Repository(Protocol):
     def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
         """The first bytes (the header) of each blob."""
 
+    def blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
+        """The whole content of each blob (quotas read the values the repository holds)."""
+
     def read(self, path: str) -> bytes | None: ...
 
     def head_commit(self) -> str | None: ...

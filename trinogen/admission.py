@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from trinogen.desired import Desired
+from trinogen.errors import Problem
 from trinogen.model import Failed
 from trinogen.plan import Layout
 from trinogen.ports import Repository
@@ -54,30 +55,57 @@ def enforce_quotas(
     """Turn each rendered cluster that would cross its tenant's quota into a Failed."""
     limits = {name: t.quotas for name, t in settings.tenants.items() if t.quotas.any}
     held = _clusters(tree, layout)
-    changed = {cid: _measure(files[_values(layout, cid)].content if _values(layout, cid) in files
-                             else None)
-               for cid, files in desired.files.items()
-               if {p: f.blob for p, f in files.items()} != held.get(cid)}
+    changed = _changed(desired, held, layout)
     if not any(m.owner in limits for m in changed.values()):
         return  # no change of a tenant with a quota: nothing to read
     recorded = recorded_documents(tree, repo, layout)
+    old_of = _old_of(changed, held, desired.docs, recorded)
     scope = scope.of(desired)
-    by_doc = {doc: cid for cid, doc in recorded.items()}
-    old_of = {cid: cid if cid in held else by_doc.get(desired.docs[cid]) for cid in changed}
-    kept = {cid for cid in held if cid not in desired.files
-            and _kept(cid, recorded.get(cid), scope)}
-    unchanged = {cid for cid in desired.files if cid in held and cid not in changed}
-    gone = set(old_of.values()) - {None}
-    measured = _measure_held(repo, tree, layout, kept | unchanged | {c for c in gone if c})
-    base: dict[str, Usage] = {}
-    for m in measured.values():
-        base[m.owner or ""] = base.get(m.owner or "", NONE) + m.usage
+    measured = _measure_held(repo, tree, layout, _stays(held, desired, changed, recorded, scope)
+                             | {c for c in old_of.values() if c is not None})
     changes = [_change(cid, desired.docs[cid], new, old_of[cid], measured)
                for cid, new in changed.items()]
-    for cid, problems in admit(limits, base, changes).items():
+    _refuse(desired, admit(limits, _totals(measured.values()), changes))
+
+
+def _old_of(changed: Iterable[str], held: Mapping[str, object], docs: Mapping[str, str],
+            recorded: Mapping[str, str]) -> dict[str, str | None]:
+    """The old side of each change: the cluster of the same id, else its document's (a rename)."""
+    by_doc = {doc: cid for cid, doc in recorded.items()}
+    return {cid: cid if cid in held else by_doc.get(docs[cid]) for cid in changed}
+
+
+def _refuse(desired: Desired, refused: Mapping[str, tuple[Problem, ...]]) -> None:
+    """A refused cluster fails; the plan then keeps its files as the repository holds them."""
+    for cid, problems in refused.items():
         desired.failed.append(Failed(desired.docs.pop(cid), cid, problems, "quota"))
         del desired.files[cid]
         desired.stopped.discard(cid)
+
+
+def _stays(held: Iterable[str], desired: Desired, changed: Mapping[str, Measured],
+           recorded: Mapping[str, str], scope: Scope) -> set[str]:
+    """The clusters the repository holds that stay as they are after this run."""
+    return {cid for cid in held if (cid not in changed) if cid in desired.files
+            or _kept(cid, recorded.get(cid), scope)}
+
+
+def _totals(measured: Iterable[Measured]) -> dict[str, Usage]:
+    totals: dict[str, Usage] = {}
+    for m in measured:
+        totals[m.owner or ""] = totals.get(m.owner or "", NONE) + m.usage
+    return totals
+
+
+def _changed(desired: Desired, held: Mapping[str, Mapping[str, str]], layout: Layout
+             ) -> dict[str, Measured]:
+    """The rendered clusters whose files differ from the repository's, measured."""
+    out = {}
+    for cid, files in desired.files.items():
+        if {p: f.blob for p, f in files.items()} != held.get(cid):
+            values = files.get(_values(layout, cid))
+            out[cid] = _measure(values.content if values is not None else None)
+    return out
 
 
 def _change(cid: str, doc: str, new: Measured, old: str | None,

@@ -136,18 +136,25 @@ def admit(
     totals = dict(base)
     refused: dict[str, tuple[Problem, ...]] = {}
     for ch in order(changes):
-        owner = ch.owner
-        before = totals.get(owner or "", NONE)
-        after = before - (ch.old if ch.old_owner == owner else NONE) + ch.new.usage
-        quotas = limits.get(owner) if owner is not None else None
-        problems = _over(ch, owner or "", quotas, before, after) if quotas is not None else []
+        problems = _step(limits, totals, ch)
         if problems:
-            refused[ch.cluster_id] = tuple(problems)
-            continue
-        totals[owner or ""] = after
-        if ch.old_owner is not None and ch.old_owner != owner:
-            totals[ch.old_owner] = totals.get(ch.old_owner, NONE) - ch.old
+            refused[ch.cluster_id] = problems
     return refused
+
+
+def _step(limits: Mapping[str, Quotas], totals: dict[str, Usage], ch: Change
+          ) -> tuple[Problem, ...]:
+    """Judge one change against its owner's totals; an admitted one updates them."""
+    owner = ch.owner or ""
+    before = totals.get(owner, NONE)
+    after = before - (ch.old if ch.old_owner == ch.owner else NONE) + ch.new.usage
+    quotas = limits.get(owner)
+    problems = tuple(_over(ch, owner, quotas, before, after)) if quotas is not None else ()
+    if not problems:
+        totals[owner] = after
+        if ch.old_owner is not None and ch.old_owner != ch.owner:
+            totals[ch.old_owner] = totals.get(ch.old_owner, NONE) - ch.old
+    return problems
 
 
 def _over(ch: Change, owner: str, q: Quotas, before: Usage, after: Usage) -> list[Problem]:

@@ -110,7 +110,7 @@ def test_refusal_names_the_quota_the_usage_and_the_limit() -> None:
     q = Quotas(memory=Decimal(20 * GI), memory_text="20Gi")
     (problem,) = admit({"growth": q}, {"growth": ONE}, [new("c", "3", ONE)])["c"]
     assert problem.cluster == "c" and problem.field == "tenants.growth.quotas.memory"
-    assert "use 12Gi of 20Gi" in problem.message and "to 24Gi" in problem.message
+    assert "at 12Gi of its memory quota 20Gi" in problem.message and "to 24Gi" in problem.message
 
 
 def test_other_tenants_and_unquoted_owners_are_untouched() -> None:

@@ -52,7 +52,7 @@ def test_a_new_cluster_over_the_clusters_quota_fails_and_the_others_sync(tmp_pat
     report = w.sync()
     assert failures(report) == {"adhoc-two": {"tenants.growth_analytics.quotas.clusters"}}
     (problem,) = report.failed[0].problems
-    assert "use 1 of 1" in problem.message and "to 2" in problem.message
+    assert "at 1 of its clusters quota 1" in problem.message and "to 2" in problem.message
     assert w.clusters() == {"adhoc-dev", "analytics-prod", "etl-batch"}
     values = yaml.safe_load(w.tree()["trino-clusters/analytics-prod/values.yaml"])
     assert values["server"]["workers"] == 6

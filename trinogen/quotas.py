@@ -158,24 +158,25 @@ def _step(limits: Mapping[str, Quotas], totals: dict[str, Usage], ch: Change
 
 
 def _over(ch: Change, owner: str, q: Quotas, before: Usage, after: Usage) -> list[Problem]:
-    problems = [
-        Problem(ch.cluster_id, f"tenants.{owner}.quotas.{name.split('.')[1]}",
-                f"the {name.replace('.', ' ')} request is not set (nor a limit): tenant "
-                f"{owner} has a {name.split('.')[1]} quota, which counts every pod's requests; "
-                f"set clusterConfig.{name.split('.')[0]}.resources.requests."
-                f"{name.split('.')[1]}")
-        for name in ch.new.unrequested if getattr(q, name.split(".")[1]) is not None
-    ]
+    problems = [_unrequested(ch.cluster_id, owner, name) for name in ch.new.unrequested
+                if getattr(q, name.split(".")[1]) is not None]
     for dim in DIMENSIONS:
         limit = getattr(q, dim)
         now, then = getattr(before, dim), getattr(after, dim)
         if limit is not None and then > now and then > limit:
             problems.append(Problem(
                 ch.cluster_id, f"tenants.{owner}.quotas.{dim}",
-                f"over tenant {owner}'s {dim} quota: its clusters use {_show(dim, now)} of "
-                f"{_limit(q, dim)}, and this {'change' if ch.held else 'cluster'} would bring "
-                f"that to {_show(dim, then)}; the repository keeps what it holds"))
+                f"tenant {owner} is at {_show(dim, now)} of its {dim} quota {_limit(q, dim)}; "
+                f"this {'change' if ch.held else 'cluster'} would bring it to {_show(dim, then)}"))
     return problems
+
+
+def _unrequested(cluster_id: str, owner: str, name: str) -> Problem:
+    role, resource = name.split(".")
+    return Problem(cluster_id, f"tenants.{owner}.quotas.{resource}",
+                   f"the {role} sets no {resource} request (nor a limit), and tenant {owner}'s "
+                   f"{resource} quota counts every pod's requests: set "
+                   f"clusterConfig.{role}.resources.requests.{resource}")
 
 
 def _limit(q: Quotas, dim: str) -> str:

@@ -25,6 +25,7 @@ from trinogen.settings import Settings
 from trinogen.targets import recorded_documents
 
 VALUES = "values.yaml"
+_COUNTED = (b"server:", b"coordinator:", b"worker:")
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -61,8 +62,10 @@ def enforce_quotas(
     recorded = recorded_documents(tree, repo, layout)
     old_of = _old_of(changed, held, desired.docs, recorded)
     scope = scope.of(desired)
-    measured = _measure_held(repo, tree, layout, _stays(held, desired, changed, recorded, scope)
-                             | {c for c in old_of.values() if c is not None})
+    owners = {m.owner for m in changed.values() if m.owner in limits}
+    measured = _measure_held(repo, tree, layout, _stays(held, desired, changed, recorded, scope),
+                             owners)
+    measured.update(_measure_held(repo, tree, layout, {c for c in old_of.values() if c}))
     changes = [_change(cid, desired.docs[cid], new, old_of[cid], measured)
                for cid, new in changed.items()]
     _refuse(desired, admit(limits, _totals(measured.values()), changes))
@@ -138,15 +141,38 @@ def _values(layout: Layout, cid: str) -> str:
 
 
 def _measure_held(repo: Repository, tree: Mapping[str, str], layout: Layout,
-                  clusters: Iterable[str]) -> dict[str, Measured]:
+                  clusters: Iterable[str], owners: Iterable[str] | None = None
+                  ) -> dict[str, Measured]:
+    """The held clusters' usage; with `owners`, only of clusters whose values name one of them
+    (a cheap byte search first: a tenant's change reads only that tenant's clusters)."""
     paths = {cid: _values(layout, cid) for cid in clusters}
     contents = repo.blobs(tree[p] for p in paths.values() if p in tree)
-    return {cid: _measure(contents.get(tree.get(p, ""))) for cid, p in paths.items()}
+    marks = None if owners is None else [o.encode() for o in owners]
+    found = {cid: contents.get(tree.get(path, "")) for cid, path in paths.items()}
+    return {cid: _measure(content) for cid, content in found.items()
+            if _may_name(content, marks)}
+
+
+def _may_name(content: bytes | None, marks: list[bytes] | None) -> bool:
+    return marks is None or content is None or any(m in content for m in marks)
 
 
 def _measure(content: bytes | None) -> Measured:
+    """The usage in a values.yaml, parsing only the sections it is counted from."""
     try:
-        values = yaml.load(content, Loader=_Loader) if content else None
+        values = yaml.load(_sections(content), Loader=_Loader) if content else None
     except yaml.YAMLError:
         values = None
     return measure(values)
+
+
+def _sections(content: bytes) -> bytes:
+    """The top-level `server:`, `coordinator:` and `worker:` blocks (the catalogs, which may be
+    most of the file, are left unparsed): a block runs to the next line at column 0."""
+    out, keep = [], False
+    for line in content.splitlines(keepends=True):
+        if line[:1] not in (b" ", b"\t", b"#", b"\n", b"\r", b""):
+            keep = line.startswith(_COUNTED)
+        if keep:
+            out.append(line)
+    return b"".join(out)

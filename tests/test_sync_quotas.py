@@ -144,3 +144,16 @@ def test_a_cluster_moved_to_a_full_tenant_fails_and_stays_with_its_owner(tmp_pat
     report = w.sync()
     assert failures(report) == {"adhoc-dev": {"tenants.data_platform.quotas.clusters"}}
     assert w.tree()[ADHOC] == before
+
+
+def test_raising_a_quota_admits_the_refused_cluster_and_re_renders_nothing_else(
+        tmp_path: Path) -> None:
+    """Quotas shape no file: a new quota keeps every render-cache hit, and the cluster it
+    refused before (never a hit, its files are not in git) is judged again and admitted."""
+    w = quota_world(tmp_path, growth_analytics={"clusters": 1})
+    w.mongo.coll.insert_one(another("adhoc-two", "653a1a7b8e1f4a1e9c5d8e2a"))
+    assert set(failures(w.sync())) == {"adhoc-two"}
+    w.settings = replace(w.settings, tenants=tenants(growth_analytics={"clusters": 2}))
+    report = w.sync()
+    assert report.failed == [] and "adhoc-two" in w.clusters()
+    assert report.stats["cacheHits"] == 3

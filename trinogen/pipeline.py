@@ -213,6 +213,11 @@ class _Reader:
                                 library=read_library(self.source, raws, self.settings,
                                                      holdings=held),
                                 held=held.clusters(raws))
+        if any(t.quotas.any for t in self.settings.tenants.values()):
+            from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
+
+            enforce_quotas(self.settings, desired, tree, self.repo, layout,
+                           Scope(scope, self.source.complete))
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
                        ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))

@@ -79,10 +79,12 @@ class Tenant:
         return self.every or name in self.options.get(kind, frozenset())
 
     def identity(self) -> dict[str, Any]:
-        """A stable, JSON-friendly form (the render cache's fingerprint; sets are unordered)."""
+        """A stable, JSON-friendly form (the render cache's fingerprint; sets are unordered).
+
+        Quotas are left out: they shape no file (trinogen.admission judges every run's changes
+        against git after the cache), so a new quota re-renders nothing."""
         return {"options": {k: sorted(v) for k, v in sorted(self.options.items())},
-                "every": self.every, "require": list(self.require), "project": self.project,
-                "quotas": repr(self.quotas)}
+                "every": self.every, "require": list(self.require), "project": self.project}
 
     def offered(self, kind: str, known: Mapping[str, Any]) -> list[str]:
         """The names of the kind's options this tenant may pick, sorted (for messages)."""

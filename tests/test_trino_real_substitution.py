@@ -27,11 +27,13 @@ from tests.test_trino_real_files import Boot, boot_alone
 
 pytestmark = REAL_TRINO
 
-ENV = {"QET": "17m", "MID": "7", "DCT": "123"}
+# TWICE stands for a Vault value a tenant wrote: `${ENV:TWICE}` is how trinogen wires it.
+ENV = {"QET": "17m", "MID": "7", "DCT": "123", "TWICE": "${env:DCT}"}
 SERVER = {"query.max-execution-time": "${Env:QET}", "query.max-run-time": "1${eNv:MID}h"}
 PG = {"connector.name": "postgresql", "connection-url": "jdbc:postgresql://127.0.0.1:9/db"}
 CATALOGS = {"pgupper": {**PG, "domain-compaction-threshold": "${Env:DCT}"},
             "pgmid": {**PG, "domain-compaction-threshold": "1${eNv:MID}9"}}
+TWICE = {"pgtwice": {**PG, "domain-compaction-threshold": "${ENV:TWICE}"}}
 TOKEN = "stand-in-for-the-service-account-token"
 SQL = ("SHOW SESSION LIKE 'query_max_%_time'",
        "SHOW SESSION LIKE 'pg%.domain_compaction_threshold'",
@@ -67,7 +69,7 @@ def boot(tmp_path_factory: pytest.TempPathFactory) -> Boot:
     catalog_dir = next(p for p in files if p.endswith("/tpch.properties")).rsplit("/", 1)[0]
     config = "/etc/trino/config.properties"
     files[config] = ts.properties_with(files[config], dict(SERVER))
-    for name, props in {**CATALOGS, "root": _local_hive(local)}.items():
+    for name, props in {**CATALOGS, **TWICE, "root": _local_hive(local)}.items():
         files[f"{catalog_dir}/{name}.properties"] = _props(props)
     written = ts.NodeFiles(files, {**pod.env, **ENV})
     out = boot_alone(written, heap_factor(pods.role), ts.distribution(), base / "node", SQL)
@@ -91,8 +93,14 @@ def test_trino_resolves_each_form_in_catalog_properties(boot: Boot) -> None:
     """The catalogs load, and their session defaults are the environment's values."""
     assert {"pgupper", "pgmid", "root"} <= set(boot.catalogs), boot.catalogs
     got = _values(boot, SQL[1])
-    assert got == {"pgupper.domain_compaction_threshold": "123",
-                   "pgmid.domain_compaction_threshold": "179"}, got
+    assert got["pgupper.domain_compaction_threshold"] == "123", got
+    assert got["pgmid.domain_compaction_threshold"] == "179", got
+
+
+def test_a_catalog_value_is_substituted_twice(boot: Boot) -> None:
+    """The catalog's `${ENV:TWICE}` resolves to `${env:DCT}`, which the connector's own
+    configuration resolves again: a Vault value is checked like a document's text."""
+    assert _values(boot, SQL[1])["pgtwice.domain_compaction_threshold"] == "123"
 
 
 def test_a_local_catalog_reads_the_pods_files_through_sql(boot: Boot) -> None:

@@ -174,6 +174,17 @@ def test_a_settings_file_with_a_bad_option_names_it(tmp_path: Path) -> None:
     ({"authentication": "corp-password",
       "properties": {"http-server": {"http.enabled": "false"}}},
      'properties.http-server["http.enabled"]', "set by the authentication option"),
+    # the platform's TLS (http-server.https.*): its keystore key, its ciphers (issue 19)
+    ({"authentication": "corp-password",
+      "properties": {"http-server": {"https.keystore.key": "{{ MINE }}"}}},
+     'properties.http-server["https.keystore.key"]', "set by the authentication option"),
+    ({"authentication": "corp-password",
+      "properties": {"http-server.https.included-cipher": "TLS_RSA_WITH_NULL_SHA256"}},
+     'properties["http-server.https.included-cipher"]', "set by the authentication option"),
+    ({"authentication": "corp-sso",
+      "clusterConfig": {"coordinator": {"properties": {
+          "http-server": {"https.excluded-cipher": ""}}}}},
+     "clusterConfig.coordinator.properties", "http-server.https.excluded-cipher is set by"),
 ])
 def test_a_document_cannot_pick_an_unknown_option_or_override_it(
     body: dict[str, Any], field: str, needle: str

@@ -33,6 +33,12 @@ def analytics() -> Cluster:
         (Secrets({PATH: SecretData(1, {"other": Secret("pw")})}),
          (f"placeholder {{{{ MYSQL_RDS_PASSWORD }}}}: Vault secret {PATH} has no key "
          "'MYSQL_RDS_PASSWORD' (or its value is not a string)")),
+        # the connector's configuration substitutes the resolved value again (issue 19)
+        (Secrets({PATH: SecretData(1, {"MYSQL_RDS_PASSWORD": Secret("p${eNv:TRINO_VAULT_X}")})}),
+         (f"placeholder {{{{ MYSQL_RDS_PASSWORD }}}}: the value of Vault secret {PATH} key "
+          "'MYSQL_RDS_PASSWORD' holds Trino's secret substitution (${<provider>:...}), which "
+          "Trino would resolve from the pods' environment; store the value itself")),
+        (Secrets({PATH: SecretData(1, {"MYSQL_RDS_PASSWORD": Secret("p$ {env:X}")})}), None),
     ],
 )
 def test_secret_problems(secrets: Secrets, message: str | None) -> None:

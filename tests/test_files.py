@@ -317,7 +317,7 @@ TRICKY_CONTENT = {
     "unicode.txt": "naïve café – 日本語 😀\n",
     "helm-like.txt": "{{ .Release.Name }} {{- fail \"no\" }}\n",
     "yaml-like.txt": "- a: b\n--- \n...\n",
-    "dollar.txt": "${ENV:PATH} ${env.HOME}\n",
+    "dollar.txt": "$PATH ${HOME} ${ env:HOME} ${1:x} $${x}\n",  # nothing Trino or Hadoop substitutes
     "empty.txt": "",
 }
 

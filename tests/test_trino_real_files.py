@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +120,13 @@ class Boot:
     started: bool
     log: str
     catalogs: list[str]
+    rows: dict[str, list[list[Any]]] = field(default_factory=dict)  # each of `sql`'s answers
 
 
-def _boot(pod: ts.NodeFiles, heap: float, dist: Path, root: Path) -> Boot:
-    """A coordinator alone from `pod` (after REWRITES): did it start, what it said, its catalogs."""
+def boot_alone(pod: ts.NodeFiles, heap: float, dist: Path, root: Path,
+               sql: tuple[str, ...] = ()) -> Boot:
+    """A coordinator alone from `pod` (after REWRITES): did it start, what it said, its catalogs
+    and its answers to `sql`."""
     aot = ts.aot_cache_path()
     port = ts.free_port()
     files = for_laptop(pod, root, dist / "plugin", port, port, heap, coordinator_alone=True,
@@ -132,8 +135,10 @@ def _boot(pod: ts.NodeFiles, heap: float, dist: Path, root: Path) -> Boot:
     node.start(dist)
     try:
         state, _ = node.wait_outcome(BOOT_TIMEOUT)
-        catalogs = [r[0] for r in ts.query(port, "SHOW CATALOGS")] if state == "started" else []
-        return Boot(state == "started", node.log(), [str(c) for c in catalogs])
+        if state != "started":
+            return Boot(False, node.log(), [])
+        catalogs = [str(r[0]) for r in ts.query(port, "SHOW CATALOGS")]
+        return Boot(True, node.log(), catalogs, {q: ts.query(port, q) for q in sql})
     finally:
         node.stop()
 
@@ -152,7 +157,7 @@ def boots(pods: dict[str, ts.NodeFiles], tmp_path_factory: pytest.TempPathFactor
     root = tmp_path_factory.mktemp("trino-files")
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {k: pool.submit(_boot, files, heap, dist, root / k.replace(" ", "-"))
+        futures = {k: pool.submit(boot_alone, files, heap, dist, root / k.replace(" ", "-"))
                    for k, files in cases.items()}
         out = {k: f.result() for k, f in futures.items()}
     print(f"\nattached files: {len(cases)} coordinators in {time.monotonic() - t0:.1f}s")

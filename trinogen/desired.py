@@ -31,6 +31,7 @@ from trinogen.model import (
 )
 from trinogen.model.checker import capped
 from trinogen.model.library import NO_LIBRARY, Library, references
+from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.render import Renderer, RenderError
@@ -230,19 +231,26 @@ def secret_problems(cluster: Cluster, secrets: Secrets) -> list[Problem]:
         return []  # nothing was read (reference checks off)
     problems = []
     for where, use in _uses_with_fields(cluster):
-        message = _secret_problem(use, secrets)
+        message = _secret_problem(use, secrets, in_file=where.startswith("Secret "))
         if message:
             problems.append(Problem(cluster.cluster_id, where, message))
     return problems
 
 
-def _secret_problem(use: SecretUse, secrets: Secrets) -> str | None:
+def _secret_problem(use: SecretUse, secrets: Secrets, *, in_file: bool) -> str | None:
     path = use.ref.secret_path
     if path in secrets.errors:
         return f"placeholder {use.placeholder.text}: {secrets.errors[path]}"
     if use.ref.key not in secrets.data[path].values:
         return (f"placeholder {use.placeholder.text}: Vault secret {path} has no key "
                 f"{use.ref.key!r} (or its value is not a string)")
+    # A property's value is substituted again by the connector's own configuration (Trino 476,
+    # tests/test_trino_real_substitution.py): the Vault value is judged like a document's text.
+    found = None if in_file else trino_substitution(secrets.data[path].values[use.ref.key].reveal())
+    if found is not None:  # the message never quotes the value: it is a secret
+        return (f"placeholder {use.placeholder.text}: the value of Vault secret {path} key "
+                f"{use.ref.key!r} holds Trino's secret substitution (${{<provider>:...}}), "
+                "which Trino would resolve from the pods' environment; store the value itself")
     return None
 
 

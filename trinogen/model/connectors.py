@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, field_path, show, text_ok
 from trinogen.model.library import NO_LIBRARY, Library, resolve
+from trinogen.model.local_files import local_file_problem
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
     CONNECTOR_NAME,
@@ -160,10 +161,7 @@ def catalog_properties(
     size = 0
     for key, raw_value in props.items():
         kpath = field_path(path, "properties", key)
-        if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
-            c.error(kpath, "property names may not be empty or contain spaces or control characters")
-            continue
-        text = c.string(raw_value, kpath)
+        text = _property_text(key, raw_value, kpath, c)
         if text is None:
             continue
         size += len(key) + len(text)
@@ -179,6 +177,22 @@ def catalog_properties(
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries), size
+
+
+def _property_text(key: str, raw_value: Any, kpath: str, c: Checker) -> str | None:
+    """One property a document wrote, as text; None (reported) for a bad name or value, or one
+    that would reach the pods' own files (a storage option's, the platform's, is not judged)."""
+    if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
+        c.error(kpath, "property names may not be empty or contain spaces or control characters")
+        return None
+    text = c.string(raw_value, kpath)
+    if text is None:
+        return None
+    local = local_file_problem(key, text)
+    if local is not None:
+        c.error(kpath, local)
+        return None
+    return text
 
 
 def _env_text(bound: tuple[BoundSegment, ...]) -> str:

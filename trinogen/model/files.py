@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from trinogen.model.checker import Checker, show, type_name
 from trinogen.model.connectors import Binding
+from trinogen.model.substitution import file_substitution, refusal
 from trinogen.model.types import FileConfigMap, FileSecret, Mount
 from trinogen.secrets import PlaceholderError, SecretUse, parse_value
 
@@ -164,6 +165,11 @@ def _content(value: Any, path: str, c: Checker) -> str | None:
     if _CONTROL.search(value):
         c.error(path, "holds control characters (binary content?); keep a binary file in "
                 "Vault and attach it with secret and \"encoding\": \"base64\"")
+        return None
+    found = file_substitution(value)
+    if found is not None:  # Trino's ${<provider>:...} or Hadoop's ${env.NAME}
+        c.error(path, f"{refusal(found)}; a text file may not name the pods' environment "
+                "(attach a secret as its own file with secret)")
         return None
     try:
         templated = any(not isinstance(s, str) for s in parse_value(value))

@@ -31,6 +31,7 @@ from trinogen.model.rules import (
     METADATA_FIELDS,
     PROPERTY_KEY,
 )
+from trinogen.model.substitution import refusal, trino_substitution
 from trinogen.model.types import Failed, RawDocument
 
 SHARE_ALL = "*"
@@ -210,7 +211,10 @@ def _properties(value: Any, c: Checker) -> dict[str, str] | None:
             c.error(kpath, "property names may not be empty or contain spaces or control characters")
             continue
         text = c.string(raw_value, kpath)
-        if text is not None:
+        found = None if text is None else trino_substitution(text)
+        if found is not None:  # its author would read the environment of every using cluster
+            c.error(kpath, f"{refusal(found)}; write a {{{{ NAME }}}} placeholder instead")
+        elif text is not None:
             out[key] = text
     return out
 

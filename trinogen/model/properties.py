@@ -19,6 +19,7 @@ from trinogen.model.rules import (
     PER_POD_NODE_KEYS,
     PROPERTY_KEY,
 )
+from trinogen.model.substitution import refusal, trino_substitution
 from trinogen.model.trino import TrinoCheck
 from trinogen.model.units import data_size_bytes
 from trinogen.secrets import Placeholder, PlaceholderError, parse_value
@@ -29,7 +30,8 @@ Pairs = tuple[tuple[str, str], ...]
 # (key, text, field path, checker) -> the value with each placeholder as ${ENV:VAR}, or None
 # (reported). Given by the document walker, which knows the cluster's identity and secrets.
 Bind = Callable[[str, str, str, Checker], str | None]
-# What marks a bound placeholder in a value: a document may not write ${ENV: itself (segments).
+# What marks a bound placeholder in a value: a document may not write ${ENV: (nor any other
+# ${<provider>:) itself (segments), so after segments() it is trinogen's.
 BOUND = "${ENV:"
 
 
@@ -95,13 +97,15 @@ def refuse_secret(value: str, path: str, where: str, c: Checker) -> bool:
 def segments(
     text: str, path: str, c: Checker, *, instead: str
 ) -> tuple[str | Placeholder, ...] | None:
-    """A value split around its placeholders; None (reported) for `${ENV:` or a bad placeholder.
+    """A value split around its placeholders; None (reported) for Trino's `${<provider>:...}`
+    (in any case, anywhere in the value) or a bad placeholder.
 
-    `${ENV:...}` is how trinogen wires secrets into Trino, so a document may not write it itself;
-    `instead` says what to write.
+    `${ENV:...}` is how trinogen wires secrets into Trino, so a document may not write it or any
+    other form Trino substitutes (`trinogen.model.substitution`); `instead` says what to write.
     """
-    if "${ENV:" in text:
-        c.error(path, f"${{ENV:...}} is reserved for trinogen's secret wiring; {instead}")
+    found = trino_substitution(text)
+    if found is not None:
+        c.error(path, f"{refusal(found)}; {instead}")
         return None
     try:
         return parse_value(text)
@@ -111,7 +115,7 @@ def segments(
 
 
 def plain_text(text: str, path: str, c: Checker) -> bool:
-    """Text outside connectors may not carry placeholders or Trino's own ${ENV:...}."""
+    """Text outside connectors may not carry placeholders or Trino's own ${<provider>:...}."""
     found = segments(text, path, c,
                      instead="use a {{ NAME }} placeholder in a connector property instead")
     if found is None:

@@ -1,0 +1,36 @@
+"""No catalog reads the pods' own files (issue 19, finding 6). Pure.
+
+A Trino pod holds what no tenant may read: the service-account token under /var/run/secrets,
+the environment in /proc/self/environ (the platform's storage keys, the shared secret), every
+mounted keystore. A catalog that reaches the local file system turns them into tables: the
+native local file system (`fs.native-local.enabled=true`, rooted at `local.location`), any
+location or metastore directory with a `local:` or `file:` URI (a file metastore's
+`hive.metastore.catalog.dir`, a warehouse, an exchange base directory), and DuckDB, whose own SQL
+reads any file of the pod (`read_text('/proc/self/environ')` through the `query` table function).
+A document may write none of them; no platform option offers a local directory in this version.
+Properties that name one file (a keytab, core-site.xml) are `trinogen.model.file_paths`'s: they
+must name a file trinogen mounts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# file: and local: URIs, as a value or a list item (hive.config.resources is comma-separated)
+_LOCAL_URI = re.compile(r"(?:^|,)\s*(?:file|local):", re.IGNORECASE)
+# Connectors whose own engine reads the pod's files.
+LOCAL_CONNECTORS = frozenset({"duckdb"})
+WHY = "it would read the Trino pods' own files (the service-account token, /proc, keystores)"
+
+
+def local_file_problem(key: str, value: str) -> str | None:
+    """Why a catalog property would give SQL the pod's file system, or None."""
+    if key == "fs.native-local.enabled" and value.strip().lower() == "true":
+        return f"the local file system is not offered to documents: {WHY}"
+    if key.startswith("local."):
+        return f"configures the local file system, which is not offered to documents: {WHY}"
+    if key == "connector.name" and value.strip().lower() in LOCAL_CONNECTORS:
+        return f"the {value.strip()} connector is not offered to documents: {WHY}"
+    if _LOCAL_URI.search(value):
+        return f"names a local path (file: or local:): {WHY}"
+    return None

@@ -16,7 +16,6 @@ from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
     CONNECTOR_NAME,
-    MAX_CATALOG_BYTES,
     MAX_CONNECTOR_NAME,
     MAX_CONNECTORS,
     PROPERTY_KEY,
@@ -78,27 +77,23 @@ def connectors(value: Any, binding: Binding, trino: TrinoCheck, c: Checker,
         return None
     out: list[Connector] = []
     seen: dict[str, int] = {}  # lowercased name -> index of its first connector
-    total = 0
     for i, raw in enumerate(entries):
-        found, size = _connector(raw, i, seen, binding, trino, c, library)
-        total += size
+        found = _connector(raw, i, seen, binding, trino, c, library)
         if found is not None:
             out.append(found)
-    if total > MAX_CATALOG_BYTES:
-        c.error("connectors", f"the catalogs add up to {total} bytes; the chart puts them all "
-                "in one ConfigMap, which Kubernetes limits to 1 MiB")
+    # The catalogs share one ConfigMap: its size is measured as written (render.limits).
     return tuple(out)
 
 
 def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: TrinoCheck,
-               c: Checker, library: Library) -> tuple[Connector | None, int]:
-    """One entry: its Connector (None: unusable, reported) and the bytes its catalog adds."""
+               c: Checker, library: Library) -> Connector | None:
+    """One entry: its Connector (None: unusable, reported)."""
     path = f"connectors[{i}]"
     conn = c.mapping(raw, path)
     if conn is not None:  # a reference to a shared catalog: merged in (model.library)
         conn = resolve(conn, path, binding.owner, library, c)
     if conn is None:
-        return None, 0
+        return None
     c.fields(conn, path, {"name", "properties", "storage"})
     name = _connector_name(conn.get("name"), path, c)
     if name is not None:
@@ -106,10 +101,9 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
         path = f"connectors[{json.dumps(name)}]"
     props = c.mapping(conn.get("properties"), f"{path}.properties")
     if props is None:
-        return None, 0
-    entries, size = catalog_properties(props, path, binding, trino, c,
-                                       storage=conn.get("storage"))
-    return (None if name is None else Connector(name=name, properties=entries)), size
+        return None
+    entries = catalog_properties(props, path, binding, trino, c, storage=conn.get("storage"))
+    return None if name is None else Connector(name=name, properties=entries)
 
 
 def _connector_name(value: Any, path: str, c: Checker) -> str | None:
@@ -145,16 +139,15 @@ def _check_unique(name: str, index: int, seen: dict[str, int], path: str, c: Che
 def catalog_properties(
     props: Mapping[str, Any], path: str, binding: Binding, trino: TrinoCheck, c: Checker,
     *, storage: Any = None,
-) -> tuple[CatalogEntries, int]:
-    """Judge one catalog's properties: its entries (connector.name first, the rest sorted) and
-    the bytes they add to the catalog ConfigMap. The registry of the document's Trino version
+) -> CatalogEntries:
+    """Judge one catalog's properties: its entries (connector.name first, the rest sorted). The
+    registry of the document's Trino version
     judges the names (and the file systems their values switch on) once each is plain text,
     those a picked storage option adds (`model.storage`) included."""
     if "connector.name" not in props:
         c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
     entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
     texts: dict[str, tuple[str, str]] = {}
-    size = 0
     for key, raw_value in props.items():
         kpath = field_path(path, "properties", key)
         if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
@@ -163,7 +156,6 @@ def catalog_properties(
         text = c.string(raw_value, kpath)
         if text is None:
             continue
-        size += len(key) + len(text)
         texts[key] = (text, kpath)
         bound = binding.bind(text, kpath, c)
         if bound is not None:
@@ -175,7 +167,7 @@ def catalog_properties(
             texts[key] = (_env_text(bound), f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
-    return tuple(entries), size
+    return tuple(entries)
 
 
 def _env_text(bound: tuple[BoundSegment, ...]) -> str:

@@ -80,19 +80,31 @@ def _totals(obj: KubeObject) -> list[Total]:
 
 
 def _blamed(obj: KubeObject, total: Total) -> str:
-    """The field to name: the largest part's, else the object's own."""
-    largest = max(total.parts, key=lambda p: p.size, default=None)
-    return largest.field if largest is not None and largest.field else obj.field
+    """The field to name: the one whose parts weigh most (all loggers, one catalog), else the
+    object's own."""
+    by_field = _by_field(total.parts)
+    return max(by_field, key=lambda f: by_field[f]) if by_field else obj.field
+
+
+def _by_field(parts: Iterable[Part]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in parts:
+        if p.field:
+            out[p.field] = out.get(p.field, 0) + p.size
+    return out
 
 
 def _too_large(obj: KubeObject, total: Total) -> str:
+    fields = sorted(_by_field(total.parts).items(), key=lambda kv: -kv[1])[:SHOWN_PARTS]
     shown = sorted(total.parts, key=lambda p: -p.size)[:SHOWN_PARTS]
-    largest = ", ".join(f"{p.what} ({p.field}) {p.size:,} bytes" for p in shown)
+    weights = ", ".join(f"{f} {size:,}" for f, size in fields)
+    largest = ", ".join(f"{p.what} ({p.field}) {p.size:,}" for p in shown)
     fixed = f", {total.fixed:,} of them the maker's own" if total.fixed else ""
     return (f"the {obj.kind} {obj.name!r} ({obj.maker}) would hold {total.size:,} bytes of "
-            f"{total.what}{fixed}, and Kubernetes refuses more than {total.limit:,}; the largest "
-            f"parts: {largest or 'none'} (properties files write each non-ASCII character as "
-            "a 6-byte \\uXXXX escape); shorten or split them")
+            f"{total.what}{fixed}, and Kubernetes refuses more than {total.limit:,}; bytes by "
+            f"field: {weights or 'none'}; the largest parts: {largest or 'none'} (properties "
+            "files write each non-ASCII character as a 6-byte \\uXXXX escape); shorten or "
+            "split them")
 
 
 def collisions(cluster_id: str, objects: Iterable[KubeObject]) -> list[Problem]:

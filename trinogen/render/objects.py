@@ -27,7 +27,7 @@ CHART_ROLE_TEXT = 4096
 # The chart's own pod-template annotations (three sha256 checksums) and what Argo CD may add
 # to any object (its tracking annotation): an upper bound for annotations trinogen does not see.
 OTHER_ANNOTATIONS = 1024
-SECRET_FILES = "the file Secret"
+_DECODERS = {"Base64": base64.b64decode, "Base64URL": base64.urlsafe_b64decode}
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class Written:
     resolved: Resolved  # the Vault values read (empty: sizes of Secrets are not known)
     pod_annotations: Mapping[str, str] = field(default_factory=dict)
     env_uses: tuple[SecretUse, ...] = ()  # what the env Secret carries (none: no Secret)
+    exporter_config: str = ""  # the JMX exporter's configuration (the settings')
 
 
 def cluster_objects(cluster: Cluster, chart: str, w: Written) -> list[KubeObject]:
@@ -88,13 +89,15 @@ def _chart_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObj
         yield KubeObject("ConfigMap", f"{full}-access-control-volume-coordinator", chart_made,
                          "accessControl", (Part("accessControl", "the rules file rules.json",
                                                 _utf8(cluster.access.rules_json)),))
-    if graceful:
+    if graceful:  # the chart's rules file for the shutdown request (~110 bytes)
         yield KubeObject("ConfigMap", f"{full}-access-control-volume-worker", chart_made,
-                         "clusterConfig.worker.gracefulShutdown")
-    if cluster.jmx_exporter:
+                         "clusterConfig.worker.gracefulShutdown", fixed=CHART_ROLE_TEXT)
+    if cluster.jmx_exporter:  # a literal block with `|-`: without its final newlines
+        exporter = (Part("monitoring", "the exporter's configuration (settings)",
+                         _utf8(w.exporter_config.rstrip("\n"))),)
         for role in ("coordinator", "worker"):
             yield KubeObject("ConfigMap", f"{full}-jmx-exporter-config-{role}", chart_made,
-                             "monitoring")
+                             "monitoring", exporter)
     yield KubeObject("Service", full, chart_made)
     yield KubeObject("Service", f"{full}-worker", chart_made)
     yield from _chart_options(cluster, full, coordinator, worker)
@@ -143,7 +146,7 @@ def _chart_hooks(full: str, graceful: bool, jmx: bool) -> Iterator[KubeObject]:
             yield KubeObject(kind, f"{full}-{suffix}", hook)
     if jmx:
         yield KubeObject("Pod", f"{full}-test-jmx", hook)
-        yield KubeObject("ConfigMap", f"{full}-test-jmx", hook)
+        yield KubeObject("ConfigMap", f"{full}-test-jmx", hook, fixed=CHART_ROLE_TEXT)
 
 
 def _own_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObject]:
@@ -228,9 +231,9 @@ def _secret_part(what: str, where: str, use: SecretUse, decoding: str | None,
     if value is None:
         return Part(where, what, 0)
     text = value.reveal()
-    if decoding == "Base64":
+    if decoding in _DECODERS:
         try:
-            return Part(where, what, len(base64.b64decode(text)))
+            return Part(where, what, len(_DECODERS[decoding](text)))
         except (binascii.Error, ValueError):
             pass  # ESO refuses it; the raw size bounds the decoded one
     return Part(where, what, _utf8(text))

@@ -33,7 +33,7 @@ from trinogen.render.templates import (
     load_templates,
 )
 from trinogen.render.texts import ServerTexts, final_properties, server_texts
-from trinogen.render.workload import workload_values
+from trinogen.render.workload import exporter_config, workload_values
 from trinogen.secrets import Resolved, SecretUse, checksum
 from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
@@ -106,36 +106,39 @@ class Renderer:
         check_yaml({p: c for p, c in files.items() if p.endswith(".yaml")})
         return files
 
+    def written(self, cluster: Cluster, resolved: Resolved, inline: bool) -> Written:
+        """The texts the cluster's objects will hold: catalogs, properties lines, annotations."""
+        versions = {p: d.version for p, d in resolved.items()}
+        return Written(self._catalogs(cluster, resolved, inline),
+                       server_texts(cluster, resolved, inline), resolved,
+                       pod_annotations(cluster, versions), _env_uses(cluster, inline),
+                       exporter_config(self.settings))
+
     def object_problems(self, cluster: Cluster) -> list[Problem]:
         """What rendering would refuse for Kubernetes' limits and names, without Vault
         (`validate`): placeholders as their ${ENV:...} references, Secrets' sizes unknown."""
         import jinja2
 
         try:
-            bodies = self._catalogs(cluster, {}, False)
+            written = self.written(cluster, {}, False)
         except jinja2.TemplateError as e:
             raise RenderError(template_error(e)) from e
-        written = Written(bodies, server_texts(cluster, {}, False), {},
-                          pod_annotations(cluster, {}), _env_uses(cluster, False))
         return object_problems(cluster, self.settings.chart.name, written)
 
     def _cluster_files(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, bytes]:
         s = self.settings
         base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
         head = header(s, cluster.cluster_id, cluster.doc_id)
-        uses = _env_uses(cluster, inline)
         versions = {p: d.version for p, d in resolved.items()}
+        w = self.written(cluster, resolved, inline)
+        check_objects(cluster, s.chart.name, w)  # Kubernetes' limits and names (LimitError)
+        uses, bodies, texts = w.env_uses, w.catalogs, w.texts
         secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
-        bodies = self._catalogs(cluster, resolved, inline)
-        texts = server_texts(cluster, resolved, inline)
-        annotations = pod_annotations(cluster, versions)
-        # Kubernetes' limits and unique names, before any YAML is written (LimitError)
-        check_objects(cluster, s.chart.name, Written(bodies, texts, resolved, annotations, uses))
         files = {f"{base}/catalog/{name}.properties": _bytes(f"{head}\n{body}")
                  for name, body in bodies.items()}
         values_path = f"{base}/{VALUES}"
-        files[values_path] = self._values(cluster, head, bodies, annotations, secret_name,
-                                          texts)
+        files[values_path] = self._values(cluster, head, bodies, w.pod_annotations,
+                                          secret_name, texts)
         files.update(self._secret_files(cluster, head, base, secret_name, _env_data(uses, versions),
                                         versions))
         files.update(self._manifest_files(cluster, head, base))

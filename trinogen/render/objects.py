@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from trinogen.model import Cluster, field_path
+from trinogen.model import Cluster
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -151,6 +152,19 @@ def _chart_hooks(full: str, graceful: bool, jmx: bool) -> Iterator[KubeObject]:
 
 def _own_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObject]:
     """trinogen's manifests and the Secrets they make ESO and cert-manager create."""
+    yield from _secrets(cluster, w)
+    for cm in cluster.file_config_maps:
+        yield KubeObject("ConfigMap", cm.name, "trinogen (files)", "files",
+                         tuple(Part(_entry("files", key), f"file {key}", _utf8(text))
+                               for key, text in cm.files))
+    for budget in disruption_budgets(cluster, chart).values():
+        yield KubeObject("PodDisruptionBudget", str(budget["name"]), "trinogen (disruption)",
+                         "disruption")
+    yield from _ingress_tls(cluster)
+
+
+def _secrets(cluster: Cluster, w: Written) -> Iterator[KubeObject]:
+    """The ExternalSecrets, and the Secret ESO fills for each: the environment's, the files'."""
     if w.env_uses:
         name = f"{cluster.cluster_id}-trino-secrets"
         parts = tuple(_secret_part(f"variable {u.env}", "properties", u, None, w.resolved)
@@ -162,20 +176,19 @@ def _own_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObjec
         parts = tuple(_secret_part(f"file {key}", where, use, decoding.get(key), w.resolved)
                       for key, use in fs.files)
         yield from _external_secret(fs.name, where, parts)
-    for cm in cluster.file_config_maps:
-        yield KubeObject("ConfigMap", cm.name, "trinogen (files)", "files",
-                         tuple(Part(field_path("files", key), f"file {key}", _utf8(text))
-                               for key, text in cm.files))
-    for budget in disruption_budgets(cluster, chart).values():
-        yield KubeObject("PodDisruptionBudget", str(budget["name"]), "trinogen (disruption)",
-                         "disruption")
-    tls = cluster.ingress.tls_secret if cluster.ingress else None
-    if tls:
-        yield KubeObject("Secret", tls, "the Ingress' TLS (cert-manager or the platform)",
+
+
+def _ingress_tls(cluster: Cluster) -> Iterator[KubeObject]:
+    """The Secret an Ingress' TLS names: cert-manager's (its Certificate too, when the Ingress
+    asks cert-manager) or the platform's; either way no other object may have its name."""
+    ing = cluster.ingress
+    if ing is None or not ing.tls_secret:
+        return
+    yield KubeObject("Secret", ing.tls_secret, "the Ingress' TLS (cert-manager or the platform)",
+                     "ingress")
+    if any(k.startswith("cert-manager.io/") for k, _ in ing.annotations):
+        yield KubeObject("Certificate", ing.tls_secret, "cert-manager (the Ingress' TLS)",
                          "ingress")
-        if cluster.ingress and any(k.startswith("cert-manager.io/")
-                                   for k, _ in cluster.ingress.annotations):
-            yield KubeObject("Certificate", tls, "cert-manager (the Ingress' TLS)", "ingress")
 
 
 def _external_secret(name: str, where: str, parts: tuple[Part, ...]) -> Iterator[KubeObject]:
@@ -218,7 +231,7 @@ def _catalog_parts(catalogs: Mapping[str, str]) -> Iterator[Part]:
     with exactly one newline."""
     for name, body in sorted(catalogs.items()):
         text = body.rstrip("\n")
-        yield Part(field_path("connectors", name), f"catalog {name!r}",
+        yield Part(_entry("connectors", name), f"catalog {name!r}",
                    _utf8(text) + 1 if text else 0)
 
 
@@ -241,6 +254,11 @@ def _secret_part(what: str, where: str, use: SecretUse, decoding: str | None,
 
 def _annotation_parts(where: str, annotations: Iterable[tuple[str, str]]) -> tuple[Part, ...]:
     return tuple(Part(where, f"annotation {k}", _utf8(k) + _utf8(v)) for k, v in annotations)
+
+
+def _entry(field: str, name: str) -> str:
+    """A named entry of a list field, as the model names it: connectors["hive"]."""
+    return f"{field}[{json.dumps(name)}]"
 
 
 def _keda(cluster: Cluster) -> bool:

@@ -23,7 +23,7 @@ from trinogen.secrets import Resolved, Secret, SecretUse
 
 # What the chart writes into a role's ConfigMap besides the lines it is handed (jvm.config,
 # its own config.properties, node.properties and log.properties lines, the password and group
-# file settings): at most ~2 KiB; measured against the real chart in tests/test_chart_limits.py.
+# file settings): 1.5 KiB for the kitchen sink; measured against the real chart in tests/test_chart_limits.py.
 CHART_ROLE_TEXT = 4096
 # The chart's own pod-template annotations (three sha256 checksums) and what Argo CD may add
 # to any object (its tracking annotation): an upper bound for annotations trinogen does not see.

@@ -131,7 +131,7 @@ SAMPLES = {
     "kitchen-sink": kitchen_sink.document,
     "non-ascii": lambda: _doc("non-ascii", connectors=[
         {"name": "pg", "properties": {"connector.name": "postgresql",
-                                      "connection-url": "jdbc:postgresql://db/日本語 ü 😀"}}],
+                                      "connection-url": "jdbc:postgresql://db/日本語 ü 😀 {{ .Release.Name }}"}}],
         logLevels={"io.trino.plugin.hive": "DEBUG", "io.trino.ü": "INFO"},
         properties={"sql.path": "naïve"},
         files=[{"name": "a.txt", "content": "é" * 10 + "\n"}]),

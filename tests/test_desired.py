@@ -73,3 +73,17 @@ def test_every_document_becomes_files_a_failure_or_disabled() -> None:
     assert [d.cluster_id for d in desired.disabled] == ["off"]
     assert all(p.startswith(("trino-clusters/analytics-prod/", "trino-applications/analytics-prod"))
                for p in desired.files["analytics-prod"])
+
+
+def test_an_object_kubernetes_would_refuse_fails_its_cluster_only() -> None:
+    """A document whose catalog ConfigMap would pass 1 MiB fails at the render stage with the
+    limit's problem (never an exception); the other documents still render."""
+    wide = {"connector.name": "postgresql", "connection-url": "日" * 60_000}
+    big = {"_id": "big", "clusterId": "big", "owner": "qa_team", "enabled": True,
+           "connectors": [{"name": f"c{i}", "properties": wide} for i in range(3)]}
+    raws = [RawDocument(doc_key(d["_id"]), d) for d in [*example_docs(), big]]
+    desired = build_desired(SETTINGS, raws, Renderer(SETTINGS), None)
+    assert sorted(desired.files) == ["adhoc-dev", "analytics-prod", "etl-batch"]
+    (failed,) = desired.failed
+    assert (failed.cluster_id, failed.stage) == ("big", "render")
+    assert "'big-trino-catalog'" in failed.problems[0].message

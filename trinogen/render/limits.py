@@ -24,6 +24,7 @@ from trinogen.render.objects import OTHER_ANNOTATIONS, KubeObject, Part, Written
 MAX_DATA_BYTES = 1024 * 1024  # core.MaxSecretSize: ConfigMap and Secret data
 MAX_ANNOTATION_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
 SHOWN_PARTS = 3  # the largest parts a message names
+DATA_KINDS = frozenset({"ConfigMap", "Secret"})
 
 
 class LimitError(Exception):
@@ -59,7 +60,8 @@ def check_objects(cluster: Cluster, chart: str, written: Written) -> None:
 def object_problems(cluster: Cluster, chart: str, written: Written) -> list[Problem]:
     """Every object too large for the API server, and every name two objects would share."""
     objects = cluster_objects(cluster, chart, written)
-    problems = [p for obj in objects for p in _size_problems(cluster.cluster_id, obj)]
+    problems = [p for obj in objects if obj.data or obj.annotations or obj.fixed
+                for p in _size_problems(cluster.cluster_id, obj)]
     problems.extend(collisions(cluster.cluster_id, objects))
     return problems
 
@@ -73,8 +75,13 @@ def _size_problems(cluster_id: str, obj: KubeObject) -> list[Problem]:
 
 
 def _totals(obj: KubeObject) -> list[Total]:
-    totals = [Total("annotations", MAX_ANNOTATION_BYTES, obj.annotations, OTHER_ANNOTATIONS)]
-    if obj.kind in ("ConfigMap", "Secret"):
+    """The sums to judge (plain sums first: most objects are far below every limit)."""
+    totals = []
+    if obj.annotations and (sum(p.size for p in obj.annotations) + OTHER_ANNOTATIONS
+                            > MAX_ANNOTATION_BYTES):
+        totals.append(Total("annotations", MAX_ANNOTATION_BYTES, obj.annotations,
+                            OTHER_ANNOTATIONS))
+    if obj.kind in DATA_KINDS and obj.fixed + sum(p.size for p in obj.data) > MAX_DATA_BYTES:
         totals.append(Total("data", MAX_DATA_BYTES, obj.data, obj.fixed))
     return totals
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from trinogen.model import Cluster
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
@@ -31,8 +31,7 @@ OTHER_ANNOTATIONS = 1024
 _DECODERS = {"Base64": base64.b64decode, "Base64URL": base64.urlsafe_b64decode}
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):  # tuples: a cluster lists ~100 of them on every render
     """A piece of an object's data or annotations that a document (or an option) decides."""
 
     field: str  # the document field it comes from
@@ -40,8 +39,7 @@ class Part:
     size: int  # bytes, as the API server counts them
 
 
-@dataclass(frozen=True)
-class KubeObject:
+class KubeObject(NamedTuple):
     """One object in the cluster's namespace, who makes it, and its measured parts."""
 
     kind: str
@@ -107,8 +105,8 @@ def _chart_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObj
 
 def _pair(name: str, role: str, parts: tuple[Part, ...], w: Written) -> Iterator[KubeObject]:
     """A role's Deployment (its pod template's annotations) and ConfigMap (its config files)."""
-    annotations = tuple(Part("", f"annotation {k}", _utf8(k) + _utf8(v))
-                        for k, v in sorted(w.pod_annotations.items()))
+    annotations = tuple(Part("", f"annotation {k}", len(k) + len(v))  # trinogen's: ASCII
+                        for k, v in w.pod_annotations.items())
     yield KubeObject("Deployment", name, "the chart", annotations=annotations)
     yield KubeObject("ConfigMap", name, "the chart", data=parts, fixed=CHART_ROLE_TEXT)
 
@@ -201,13 +199,15 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
     with its newline) and the values the chart writes into its own lines."""
     t = w.texts
     own = t.coordinator if role == "coordinator" else t.worker
-    groups: list[tuple[str, Iterable[str | Secret]]] = [
+    groups: list[tuple[str, list[str]]] = [
         ("properties", t.config), ("properties", t.node), ("logLevels", t.log),
-        (f"clusterConfig.{role}.properties", own), ("faultTolerance", t.exchange)]
+        (f"clusterConfig.{role}.properties", own)]
     if role == "coordinator":
         groups.append(("accessControl", t.access))
-    parts = [Part(where, f"{role} line {_key(line)}", _line_size(line))
+    # Escaped lines are ASCII (java.util.Properties escapes the rest): a character is a byte.
+    parts = [Part(where, line.partition("=")[0], len(line) + 1)
              for where, lines in groups for line in lines]
+    parts.extend(Part("faultTolerance", _key(line), _line_size(line)) for line in t.exchange)
     if cluster.exchange is not None:
         dirs = ",".join(cluster.exchange.base_directories)
         parts.append(Part("faultTolerance", "exchange.base-directories", _utf8(dirs) + 1))
@@ -221,18 +221,18 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
                      r.max_memory_per_node),
                     (f"clusterConfig.{role}.properties", "memory.heap-headroom-per-node",
                      r.heap_headroom)]
-    parts.extend(Part(where, f"{role} value {what}", _utf8(value))
-                 for where, what, value in chart_values if value)
+    # validated ASCII text (sizes, [a-z0-9_] environments, levels): a character is a byte
+    parts.extend(Part(where, what, len(value)) for where, what, value in chart_values if value)
     return tuple(parts)
 
 
 def _catalog_parts(catalogs: Mapping[str, str]) -> Iterator[Part]:
     """Each catalog as the chart's ConfigMap holds it: a YAML literal block, whose value ends
     with exactly one newline."""
-    for name, body in sorted(catalogs.items()):
+    for name, body in catalogs.items():
         text = body.rstrip("\n")
-        yield Part(_entry("connectors", name), f"catalog {name!r}",
-                   _utf8(text) + 1 if text else 0)
+        size = len(text) if text.isascii() else _utf8(text)
+        yield Part(_entry("connectors", name), f"catalog {name!r}", size + 1 if text else 0)
 
 
 def _secret_part(what: str, where: str, use: SecretUse, decoding: str | None,
@@ -257,8 +257,9 @@ def _annotation_parts(where: str, annotations: Iterable[tuple[str, str]]) -> tup
 
 
 def _entry(field: str, name: str) -> str:
-    """A named entry of a list field, as the model names it: connectors["hive"]."""
-    return f"{field}[{json.dumps(name)}]"
+    """A named entry of a list field, as the model names it: connectors["hive"] (connector and
+    file names are [-._A-Za-z0-9]: nothing to escape)."""
+    return f'{field}["{name}"]'
 
 
 def _keda(cluster: Cluster) -> bool:

@@ -126,3 +126,17 @@ def test_a_clusterid_claimed_twice_is_judged_afresh_on_every_run(
     both, alone = _runs(monkeypatch, [one, twin], [one])
     assert both[1][doc_key(one["_id"])][-1].endswith("make it unique or disable all but one")
     assert alone == ([doc_key(one["_id"])], {})  # validated again, and valid
+
+
+def test_an_object_kubernetes_would_refuse_fails_its_cluster_only() -> None:
+    """A document whose catalog ConfigMap would pass 1 MiB fails at the render stage with the
+    limit's problem (never an exception); the other documents still render."""
+    wide = {"connector.name": "postgresql", "connection-url": "日" * 60_000}
+    big = {"_id": "big", "clusterId": "big", "owner": "qa_team", "enabled": True,
+           "connectors": [{"name": f"c{i}", "properties": wide} for i in range(3)]}
+    raws = [RawDocument(doc_key(d["_id"]), d) for d in [*example_docs(), big]]
+    desired = build_desired(SETTINGS, raws, Renderer(SETTINGS), None)
+    assert sorted(desired.files) == ["adhoc-dev", "analytics-prod", "etl-batch"]
+    (failed,) = desired.failed
+    assert (failed.cluster_id, failed.stage) == ("big", "render")
+    assert "'big-trino-catalog'" in failed.problems[0].message

@@ -85,8 +85,6 @@ BAD_FILES = [
     ("binary content", [{"name": "a", "content": "ab\x00cd"}], 'files["a"].content',
      "control characters"),
     ("content too large", [{"name": "a", "content": BIG}], 'files["a"].content', "at most 262144"),
-    ("together too large", [{"name": f"f{i}", "content": "y" * 200_000} for i in range(5)],
-     "files", "1 MiB"),
     ("placeholder in text", [{"name": "a", "content": "pw={{ PASSWORD }}\n"}], 'files["a"].content',
      "not templated"),
     ("broken vault placeholder in text", [{"name": "a", "content": "{{ vault:nope }}"}],

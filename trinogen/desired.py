@@ -34,7 +34,7 @@ from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
-from trinogen.render import Renderer, RenderError
+from trinogen.render import LimitError, Renderer, RenderError
 from trinogen.secrets import SecretData, SecretUse
 from trinogen.served import Judge, Served
 from trinogen.settings import Settings
@@ -314,6 +314,8 @@ def _render_one(
                                                   .max_problems), "secrets")
     try:
         files = renderer.render_cluster(cluster, secrets.data, inline=inline)
+    except LimitError as e:  # Kubernetes would refuse an object: the document's fault
+        return Failed(cluster.doc_id, cid, e.problems, "render")
     except RenderError as e:
         return Failed(cluster.doc_id, cid, (Problem(cid, "", str(e)),), "render")
     desired.docs[cid] = cluster.doc_id

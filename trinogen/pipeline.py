@@ -28,7 +28,7 @@ from trinogen import model
 from trinogen.appprojects import ProjectPlanner, rendered_projects
 from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
 from trinogen.errors import ConfigError
-from trinogen.model import Classified
+from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
 from trinogen.ports import DocumentSource, ReaderFactory, RenderCacheStore, Repository
 from trinogen.publish import Planner, Published, plan_failures, publish
@@ -72,12 +72,26 @@ def validate(settings: Settings, source: DocumentSource) -> Report:
     # validate always reads the library: a catalog nobody uses yet is judged too
     library = read_library(source, raws, settings, always=True)
     c = Classified.of(model.classify_all(raws, settings, library))
-    report = Report("validate", failed=[*library.failed, *c.failed], rendered=[x.cluster_id for x in c.clusters],
+    c.clusters, too_large = _objects_fit(c.clusters, Renderer(settings))
+    report = Report("validate", failed=[*library.failed, *c.failed, *too_large],
+                    rendered=[x.cluster_id for x in c.clusters],
                     disabled=[d.cluster_id or d.doc_id for d in c.disabled])
     for cluster in c.clusters:
         report.warnings.extend(cluster.warnings)
     report.stats = {"documents": len(raws)}
     return report
+
+
+def _objects_fit(clusters: list[Cluster], renderer: Renderer) -> tuple[list[Cluster], list[Failed]]:
+    """The clusters whose objects Kubernetes takes, and the others, failed (render.limits)."""
+    fit, failed = [], []
+    for cluster in clusters:
+        problems = renderer.object_problems(cluster)
+        if problems:
+            failed.append(Failed(cluster.doc_id, cluster.cluster_id, tuple(problems), "render"))
+        else:
+            fit.append(cluster)
+    return fit, failed
 
 
 def render(

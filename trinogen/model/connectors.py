@@ -17,7 +17,6 @@ from trinogen.model.local_files import local_file_problem
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
     CONNECTOR_NAME,
-    MAX_CATALOG_BYTES,
     MAX_CONNECTOR_NAME,
     MAX_CONNECTORS,
     PROPERTY_KEY,
@@ -79,21 +78,17 @@ def connectors(value: Any, binding: Binding, trino: TrinoCheck, c: Checker,
         return None
     out: list[Connector] = []
     seen: dict[str, int] = {}  # lowercased name -> index of its first connector
-    total = 0
     for i, raw in enumerate(entries):
-        found, size = _connector(raw, i, seen, binding, trino, c, library)
-        total += size
+        found = _connector(raw, i, seen, binding, trino, c, library)
         if found is not None:
             out.append(found)
-    if total > MAX_CATALOG_BYTES:
-        c.error("connectors", f"the catalogs add up to {total} bytes; the chart puts them all "
-                "in one ConfigMap, which Kubernetes limits to 1 MiB")
+    # The catalogs share one ConfigMap: its size is measured as written (render.limits).
     return tuple(out)
 
 
 def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: TrinoCheck,
-               c: Checker, library: Library) -> tuple[Connector | None, int]:
-    """One entry: its Connector (None: unusable, reported) and the bytes its catalog adds."""
+               c: Checker, library: Library) -> Connector | None:
+    """One entry: its Connector (None: unusable, reported)."""
     path = f"connectors[{i}]"
     conn = c.mapping(raw, path)
     shared = None
@@ -101,7 +96,7 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
         shared = library.catalogs.get(conn["shared"]) if type(conn["shared"]) is str else None
         conn = resolve(conn, path, binding.owner, library, c)
     if conn is None:
-        return None, 0
+        return None
     c.fields(conn, path, {"name", "properties", "storage"})
     name = _connector_name(conn.get("name"), path, c)
     if name is not None:
@@ -109,11 +104,10 @@ def _connector(raw: Any, i: int, seen: dict[str, int], binding: Binding, trino: 
         path = f"connectors[{json.dumps(name)}]"
     props = c.mapping(conn.get("properties"), f"{path}.properties")
     if props is None:
-        return None, 0
-    entries, size = catalog_properties(props, path, binding, trino, c,
-                                       storage=conn.get("storage"))
+        return None
+    entries = catalog_properties(props, path, binding, trino, c, storage=conn.get("storage"))
     origin = (shared.name, shared.doc_id) if shared is not None else None
-    return (None if name is None else Connector(name, entries, origin)), size
+    return None if name is None else Connector(name, entries, origin)
 
 
 def _connector_name(value: Any, path: str, c: Checker) -> str | None:
@@ -149,22 +143,20 @@ def _check_unique(name: str, index: int, seen: dict[str, int], path: str, c: Che
 def catalog_properties(
     props: Mapping[str, Any], path: str, binding: Binding, trino: TrinoCheck, c: Checker,
     *, storage: Any = None,
-) -> tuple[CatalogEntries, int]:
-    """Judge one catalog's properties: its entries (connector.name first, the rest sorted) and
-    the bytes they add to the catalog ConfigMap. The registry of the document's Trino version
+) -> CatalogEntries:
+    """Judge one catalog's properties: its entries (connector.name first, the rest sorted). The
+    registry of the document's Trino version
     judges the names (and the file systems their values switch on) once each is plain text,
     those a picked storage option adds (`model.storage`) included."""
     if "connector.name" not in props:
         c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
     entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
     texts: dict[str, tuple[str, str]] = {}
-    size = 0
     for key, raw_value in props.items():
         kpath = field_path(path, "properties", key)
         text = _property_text(key, raw_value, kpath, c)
         if text is None:
             continue
-        size += len(key) + len(text)
         texts[key] = (text, kpath)
         bound = binding.bind(text, kpath, c)
         if bound is not None:
@@ -176,7 +168,7 @@ def catalog_properties(
             texts[key] = (_env_text(bound), f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
-    return tuple(entries), size
+    return tuple(entries)
 
 
 def _property_text(key: str, raw_value: Any, kpath: str, c: Checker) -> str | None:

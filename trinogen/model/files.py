@@ -35,7 +35,6 @@ FILE_NAME = re.compile(r"[A-Za-z0-9][-._A-Za-z0-9]*")
 MAX_FILES = 64
 MAX_FILE_NAME = 128
 MAX_FILE_BYTES = 256 * 1024
-MAX_FILES_BYTES = 900_000  # the ConfigMap holds them all, and Kubernetes limits it to 1 MiB
 ENCODINGS = {"base64": "Base64", "base64url": "Base64URL"}  # -> ESO's decodingStrategy
 ENTRY_FIELDS = frozenset({"name", "content", "secret", "encoding"})
 # Text files are text: tab, newline and carriage return are the only control characters kept.
@@ -59,9 +58,7 @@ def attached_files(value: Any, cluster_id: str | None, binding: Binding,
     got = _Gathered()
     for i, raw in enumerate(entries):
         _entry(raw, i, got, binding, c)
-    if got.total > MAX_FILES_BYTES:
-        c.error("files", f"the text files add up to {got.total} bytes; they share one ConfigMap, "
-                f"which Kubernetes limits to 1 MiB (at most {MAX_FILES_BYTES} here)")
+    # The text files share one ConfigMap: its size is measured as written (render.limits).
     if cluster_id is None:
         return AttachedFiles()
     return _attached(cluster_id, sorted(got.texts), sorted(got.secrets), sorted(got.decoding))
@@ -75,7 +72,6 @@ class _Gathered:
     secrets: list[tuple[str, SecretUse]] = field(default_factory=list)
     decoding: list[tuple[str, str]] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)  # folded name -> index
-    total: int = 0  # bytes of text files: they share one ConfigMap
 
 
 def _entry(raw: Any, i: int, got: _Gathered, binding: Binding, c: Checker) -> None:
@@ -104,10 +100,8 @@ def _text_entry(entry: Mapping[str, Any], path: str, name: str | None, got: _Gat
         c.error(f"{path}.encoding", "applies to secret files only: a text file is "
                 "stored as written")
     content = _content(entry["content"], f"{path}.content", c)
-    if content is not None:
-        got.total += len(content.encode("utf-8"))
-        if name is not None:
-            got.texts.append((name, content))
+    if content is not None and name is not None:
+        got.texts.append((name, content))
 
 
 def _secret_entry(entry: Mapping[str, Any], path: str, name: str | None, got: _Gathered,

@@ -12,14 +12,13 @@ import re
 from trinogen.model.types import Role
 from trinogen.model.units import data_size_bytes, data_size_text, jvm_bytes, jvm_size_text
 
-# --- limits (a ConfigMap holds at most 1 MiB; Helm release names at most 53 characters) -------
+# --- limits (Helm release names at most 53 characters; object sizes: render.limits) ----------
 # Helm limits release names to 53 characters, but the chart names the worker Service
 # "<release>-trino-worker" without truncating it, and a Service name has at most 63.
 MAX_CLUSTER_ID = 50
 MAX_CONNECTORS = 500
 MAX_CONNECTOR_NAME = 128
 MAX_STRING = 65536
-MAX_CATALOG_BYTES = 900_000
 MAX_DEPTH = 8
 # The document _id is recorded in every file header, and gitops reads only the first 512 bytes of a
 # file to find it again; a longer _id would be cut there, and a failing document's files could then

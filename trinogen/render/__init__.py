@@ -12,6 +12,9 @@ The package, one job per module:
 - `templates`: the edge, template files read from disk and the bytecode cache's location;
 - `environment`: the strict Jinja2 environment and its filters;
 - `renderer`: `Renderer`, one cluster's files (and the app-of-apps);
+- `texts`: the properties lines trinogen hands the chart, escaped;
+- `objects`: every object a cluster puts into its namespace, measured as it will be written;
+- `limits`: Kubernetes' size limits and unique names over those objects (`LimitError`);
 - `selfcheck`: rendered YAML parsed back.
 """
 
@@ -32,6 +35,7 @@ from trinogen.render.headers import (
     parse_header,
     parse_shared_catalog,
 )
+from trinogen.render.limits import MAX_ANNOTATION_BYTES, MAX_DATA_BYTES, LimitError
 from trinogen.render.names import chart_fullname, chart_worker_name
 from trinogen.render.renderer import (
     CHART_DEFAULT_CATALOGS,
@@ -58,10 +62,13 @@ __all__ = [
     "HEADER_MARK",
     "HEAD_BYTES",
     "MANIFESTS_DIR",
+    "MAX_ANNOTATION_BYTES",
+    "MAX_DATA_BYTES",
     "SECRETS_DIR",
     "TEMPLATE_NAMES",
     "VALUES",
     "FileHeader",
+    "LimitError",
     "RenderError",
     "Renderer",
     "Safe",

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from trinogen import __version__
-from trinogen.model import Cluster, Connector, FileConfigMap, FileSecret
+from trinogen.errors import Problem
+from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
-from trinogen.render.escape import Safe, helm_escape, prop_key, prop_value
+from trinogen.render.escape import Safe, helm_escape
 from trinogen.render.headers import header, root_app_header, shared_catalog_line
+from trinogen.render.limits import check_objects, object_problems
 from trinogen.render.names import chart_worker_name
+from trinogen.render.objects import Written
 from trinogen.render.operation import disruption_budgets, values_context
 from trinogen.render.pod_security import security_contexts, security_values
 from trinogen.render.projects import Project, render_projects
@@ -30,8 +33,9 @@ from trinogen.render.templates import (
     bytecode_cache,
     load_templates,
 )
-from trinogen.render.workload import workload_values
-from trinogen.secrets import Resolved, Secret, SecretUse, checksum
+from trinogen.render.texts import ServerTexts, final_properties, server_texts
+from trinogen.render.workload import exporter_config, workload_values
+from trinogen.secrets import Resolved, SecretUse, checksum
 from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
 
@@ -110,19 +114,39 @@ class Renderer:
         check_yaml({p: c for p, c in files.items() if p.endswith(".yaml")})
         return files
 
+    def written(self, cluster: Cluster, resolved: Resolved, inline: bool) -> Written:
+        """The texts the cluster's objects will hold: catalogs, properties lines, annotations."""
+        versions = {p: d.version for p, d in resolved.items()}
+        return Written(self._catalogs(cluster, resolved, inline),
+                       server_texts(cluster, resolved, inline), resolved,
+                       pod_annotations(cluster, versions), _env_uses(cluster, inline),
+                       exporter_config(self.settings))
+
+    def object_problems(self, cluster: Cluster) -> list[Problem]:
+        """What rendering would refuse for Kubernetes' limits and names, without Vault
+        (`validate`): placeholders as their ${ENV:...} references, Secrets' sizes unknown."""
+        import jinja2
+
+        try:
+            written = self.written(cluster, {}, False)
+        except jinja2.TemplateError as e:
+            raise RenderError(template_error(e)) from e
+        return object_problems(cluster, self.settings.chart.name, written)
+
     def _cluster_files(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, bytes]:
         s = self.settings
         base = f"{s.output.clusters_dir.rstrip('/')}/{cluster.cluster_id}"  # git paths: '/'-joined
         head = header(s, cluster.cluster_id, cluster.doc_id)
-        uses = _env_uses(cluster, inline)
         versions = {p: d.version for p, d in resolved.items()}
+        w = self.written(cluster, resolved, inline)
+        check_objects(cluster, s.chart.name, w)  # Kubernetes' limits and names (LimitError)
+        uses, bodies, texts = w.env_uses, w.catalogs, w.texts
         secret_name = f"{cluster.cluster_id}-trino-secrets" if uses else None
-        bodies = self._catalogs(cluster, resolved, inline)
         files = {f"{base}/catalog/{name}.properties": _bytes(f"{head}\n{origin}{body}")
                  for name, body, origin in self._catalog_copies(cluster, bodies)}
         values_path = f"{base}/{VALUES}"
-        files[values_path] = self._values(cluster, head, bodies, _pod_annotations(cluster, versions),
-                                          secret_name, _exchange_lines(cluster, resolved, inline))
+        files[values_path] = self._values(cluster, head, bodies, w.pod_annotations,
+                                          secret_name, texts)
         files.update(self._secret_files(cluster, head, base, secret_name, _env_data(uses, versions),
                                         versions))
         files.update(self._manifest_files(cluster, head, base))
@@ -166,13 +190,12 @@ class Renderer:
     def _catalogs(self, cluster: Cluster, resolved: Resolved, inline: bool) -> dict[str, str]:
         """Each connector's catalog text (its .properties file without the header)."""
         tpl = self.template("catalog.properties.j2")
-        return {conn.name: tpl.render(properties=_final_properties(conn, resolved, inline))
+        return {conn.name: tpl.render(properties=final_properties(conn, resolved, inline))
                 for conn in cluster.connectors}
 
     def _values(
         self, cluster: Cluster, head: str, bodies: Mapping[str, str],
-        annotations: Mapping[str, str], secret_name: str | None,
-        exchange_properties: list[str | Secret],
+        annotations: Mapping[str, str], secret_name: str | None, texts: ServerTexts,
     ) -> bytes:
         s = self.settings
         context = {
@@ -184,22 +207,21 @@ class Renderer:
                 **{name: None for name in CHART_DEFAULT_CATALOGS},
                 **{n: helm_escape(b) for n, b in bodies.items()},
             },
-            "config_properties": _lines(cluster.config_properties),
-            "node_properties": _lines(cluster.node_properties),
-            "log_properties": _lines(cluster.log_properties),
-            "coordinator_extra_config": "\n".join(_lines(cluster.coordinator.extra_properties)),
-            "worker_extra_config": "\n".join(_lines(cluster.worker.extra_properties)),
+            "config_properties": texts.config,
+            "node_properties": texts.node,
+            "log_properties": texts.log,
+            "coordinator_extra_config": "\n".join(texts.coordinator),
+            "worker_extra_config": "\n".join(texts.worker),
             "auth": cluster.authentication,
             "pod_annotations": annotations,
             "secret_name": secret_name,
-            "exchange_properties": exchange_properties,
+            "exchange_properties": texts.exchange,
             "config_mounts": _mounts(cluster, secret=False),
             "secret_mounts": _mounts(cluster, secret=True),
             "security_contexts": security_contexts(s.pods.security),
             "security_values": Safe(security_values(s.pods.security)),
             "access_control": cluster.access,
-            "access_properties": "\n".join(_lines(cluster.access.properties)) + "\n"
-            if cluster.access and cluster.access.properties else None,
+            "access_properties": "\n".join(texts.access) + "\n" if texts.access else None,
             **workload_values(cluster, s),
             **values_context(cluster, s.chart.name),
         }
@@ -282,7 +304,7 @@ def _checked(render: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
     return files
 
 
-def _pod_annotations(cluster: Cluster, versions: Mapping[str, int | None]) -> dict[str, str]:
+def pod_annotations(cluster: Cluster, versions: Mapping[str, int | None]) -> dict[str, str]:
     """The checksums whose change rolls the pods: Vault values read, files attached."""
     rolled = cluster.vault_uses  # a rotation of any of them rolls the pods
     annotations = {"trinogen.io/secrets-checksum": checksum(rolled, versions)} if rolled else {}
@@ -361,51 +383,6 @@ def _mounts(cluster: Cluster, secret: bool) -> list[dict[str, str]]:
                 entry["subPath"] = m.sub_path
             out.append(entry)
     return out
-
-
-def _exchange_lines(cluster: Cluster, resolved: Resolved, inline: bool) -> list[str | Secret]:
-    """additionalExchangeManagerProperties: `key=value` lines (a Secret where inline)."""
-    if cluster.exchange is None:
-        return []
-    out: list[str | Secret] = []
-    for key, value in _final_entries(cluster.exchange.properties, resolved, inline):
-        if isinstance(value, Secret):
-            out.append(Secret(f"{prop_key(key)}={prop_value(value.reveal())}"))
-        else:
-            out.append(f"{prop_key(key)}={prop_value(value)}")
-    return out
-
-
-def _final_properties(
-    conn: Connector, resolved: Resolved, inline: bool
-) -> list[tuple[str, str | Secret]]:
-    """Property values with each placeholder replaced: ${ENV:VAR}, or the value when inline."""
-    return _final_entries(conn.properties, resolved, inline)
-
-
-def _final_entries(
-    entries: Iterable[tuple[str, tuple[str | SecretUse, ...]]], resolved: Resolved, inline: bool
-) -> list[tuple[str, str | Secret]]:
-    out: list[tuple[str, str | Secret]] = []
-    for key, segments in entries:
-        if inline and any(isinstance(s, SecretUse) for s in segments):
-            out.append((key, Secret("".join(_revealed(seg, resolved) for seg in segments))))
-        else:
-            out.append((key, "".join(
-                f"${{ENV:{seg.env}}}" if isinstance(seg, SecretUse) else seg for seg in segments
-            )))
-    return out
-
-
-def _revealed(seg: str | SecretUse, resolved: Resolved) -> str:
-    if isinstance(seg, SecretUse):
-        return resolved[seg.ref.secret_path].values[seg.ref.key].reveal()
-    return seg
-
-
-def _lines(props: Iterable[tuple[str, str]]) -> list[str]:
-    """`key=value` lines, each side escaped by java.util.Properties rules."""
-    return [f"{prop_key(k)}={prop_value(v)}" for k, v in props]
 
 
 def _bytes(text: str) -> bytes:

@@ -76,8 +76,13 @@ def _jmx(cluster: Cluster, s: Settings) -> dict[str, Any]:
         "pullPolicy": m.exporter_pull_policy,
         "securityContext": EXPORTER_SECURITY_CONTEXT,
         # The chart runs configProperties through tpl: written so it arrives as given.
-        "configProperties": helm_escape(m.exporter_config or BUILTIN_EXPORTER_CONFIG),
+        "configProperties": helm_escape(exporter_config(s)),
     }
+
+
+def exporter_config(s: Settings) -> str:
+    """The JMX exporter's configuration: the settings', else trinogen's."""
+    return s.monitoring.exporter_config or BUILTIN_EXPORTER_CONFIG
 
 
 def _service_monitor(s: Settings) -> dict[str, Any]:

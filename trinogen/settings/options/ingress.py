@@ -4,7 +4,7 @@
       public:
         host: "{cluster}.trino.example.com"   # starts with {cluster}.; {owner} may be used
         class_name: nginx                      # optional: the cluster's default class otherwise
-        tls_secret: "{cluster}-trino-tls"      # optional: no TLS section without it
+        tls_secret: "{cluster}-ingress-tls"    # optional: no TLS section without it
         annotations: {cert-manager.io/cluster-issuer: letsencrypt}
         path: /                                # default
         path_type: Prefix                      # default; or Exact, ImplementationSpecific

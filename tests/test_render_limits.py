@@ -1,0 +1,160 @@
+"""render.limits: the API server's size rules and one name per kind, judged before git.
+
+The limits come from kubernetes/kubernetes (`ValidateConfigMap`, `ValidateSecret`: the values'
+bytes against core.MaxSecretSize = 1 MiB, keys not counted; apimachinery `ValidateAnnotations`:
+keys plus values against 256 KiB). Through the real chart: tests/test_chart_limits.py.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from tests.conftest import demo_settings
+from tests.fakes import FakeSource
+from trinogen.model import Cluster, RawDocument, classify
+from trinogen.pipeline import validate
+from trinogen.render import LimitError, Renderer
+from trinogen.render.limits import _size_problems, collisions, object_problems
+from trinogen.render.objects import OTHER_ANNOTATIONS, KubeObject, Part, Written, cluster_objects
+from trinogen.render.texts import ServerTexts
+from trinogen.secrets import Secret, SecretData
+from trinogen.source import doc_key
+
+MIB = 1024 * 1024
+KIB256 = 256 * 1024
+
+
+def _part(size: int, field: str = "files", what: str = "file a") -> Part:
+    return Part(field, what, size)
+
+
+@pytest.mark.parametrize(("kind", "sizes", "fixed", "fails"), [
+    ("ConfigMap", [MIB], 0, False),
+    ("ConfigMap", [MIB, 1], 0, True),
+    ("ConfigMap", [MIB - 10], 10, False),
+    ("ConfigMap", [MIB - 10], 11, True),
+    ("Secret", [MIB // 2, MIB // 2], 0, False),
+    ("Secret", [MIB // 2, MIB // 2 + 1], 0, True),
+    ("Deployment", [10 * MIB], 0, False),  # no data limit: only ConfigMaps and Secrets have one
+])
+def test_data_fits_one_mib_by_the_api_servers_count(kind: str, sizes: list[int], fixed: int,
+                                                     fails: bool) -> None:
+    """A ConfigMap's or Secret's data values together at most 1,048,576 bytes, the maker's own
+    bytes included; exactly the limit passes."""
+    obj = KubeObject(kind, "x", "trinogen", "files", tuple(_part(s) for s in sizes), fixed)
+    assert bool(_size_problems("c", obj)) is fails
+
+
+@pytest.mark.parametrize(("size", "fails"), [(KIB256 - OTHER_ANNOTATIONS, False),
+                                             (KIB256 - OTHER_ANNOTATIONS + 1, True)])
+def test_annotations_fit_256_kib_with_room_for_the_others(size: int, fails: bool) -> None:
+    """An object's annotations (keys plus values) with room kept for those trinogen does not
+    write (the chart's checksums, Argo CD's tracking)."""
+    obj = KubeObject("ServiceAccount", "sa", "the chart", "serviceAccount",
+                     annotations=(_part(size, "serviceAccount", "annotation a"),))
+    found = _size_problems("c", obj)
+    assert bool(found) is fails
+    if fails:
+        assert found[0].field == "serviceAccount" and "annotations" in found[0].message
+
+
+def test_the_message_names_the_heaviest_field_and_the_largest_parts() -> None:
+    """Many small loggers outweigh one larger property: the field named is logLevels, and the
+    message lists the largest parts with their sizes."""
+    parts = (*(Part("logLevels", f"line io.l{i}", 300) for i in range(4000)),
+             Part("properties", "line sql.path", 9000))
+    obj = KubeObject("ConfigMap", "c-trino-coordinator", "the chart", data=parts)
+    (problem,) = _size_problems("c", obj)
+    assert problem.field == "logLevels"
+    assert "'c-trino-coordinator'" in problem.message and "line sql.path" in problem.message
+    assert "1,048,576" in problem.message
+
+
+@pytest.mark.parametrize(("a", "b", "collide"), [
+    (("Secret", "x", "ESO"), ("Secret", "x", "cert-manager"), True),
+    (("ConfigMap", "x", "the chart"), ("ConfigMap", "x", "trinogen"), True),
+    (("Secret", "x", "ESO"), ("ConfigMap", "x", "trinogen"), False),
+    (("Service", "x", "the chart"), ("ServiceAccount", "x", "the chart"), False),
+    (("Secret", "x", "ESO"), ("Secret", "y", "ESO"), False),
+])
+def test_one_name_per_kind(a: tuple[str, str, str], b: tuple[str, str, str],
+                           collide: bool) -> None:
+    """Two objects of one kind and name collide, whoever makes them; other kinds do not."""
+    found = collisions("c", [KubeObject(*a, field="ingress"), KubeObject(*b, field="files")])
+    assert bool(found) is collide
+    if collide:
+        assert a[2] in found[0].message and b[2] in found[0].message
+
+
+# --- the cluster's objects --------------------------------------------------------------------
+
+def _cluster(**body: Any) -> Cluster:
+    doc = {"_id": "c", "clusterId": "c", "owner": "qa_team", "enabled": True, **body}
+    cluster = classify(RawDocument(doc_key("c"), doc), demo_settings())
+    assert isinstance(cluster, Cluster), cluster
+    return cluster
+
+
+KEYTAB = {"name": "k.keytab", "secret": "{{ vault:secret/trino/c/kerberos#keytab }}",
+          "encoding": "base64"}
+
+
+@pytest.mark.parametrize(("size", "fails"), [(MIB, False), (MIB + 1, True)])
+def test_a_secret_is_measured_as_eso_writes_it(size: int, fails: bool) -> None:
+    """A secret file's Vault value, decoded as ESO will decode it, against 1 MiB: the Secret of
+    the files fails naming the file when this run read a value one byte too large."""
+    cluster = _cluster(files=[KEYTAB])
+    resolved = {"secret/trino/c/kerberos": SecretData(
+        1, {"keytab": Secret(base64.b64encode(b"k" * size).decode())})}
+    if not fails:
+        Renderer(demo_settings()).render_cluster(cluster, resolved)
+        return
+    with pytest.raises(LimitError) as caught:
+        Renderer(demo_settings()).render_cluster(cluster, resolved)
+    (problem,) = caught.value.problems
+    assert problem.field == "files" and "c-trino-secret-files" in problem.message
+    assert "file k.keytab" in problem.message
+
+
+def test_a_secret_not_read_is_not_measured() -> None:
+    """Without Vault (validate, dry runs without reads) a Secret's size is unknown: no problem."""
+    cluster = _cluster(files=[KEYTAB])
+    assert Renderer(demo_settings()).object_problems(cluster) == []
+
+
+def test_annotations_are_measured_once_filled() -> None:
+    """The pod annotations are in the inventory as rendered; an object without data has only
+    its annotations judged."""
+    cluster = _cluster(files=[{"name": "a.txt", "content": "x"}])
+    r = Renderer(demo_settings())
+    objects = cluster_objects(cluster, "trino", r.written(cluster, {}, False))
+    (deployment,) = [o for o in objects if o.kind == "Deployment" and "coordinator" in o.name]
+    assert [p.what for p in deployment.annotations] == ["annotation trinogen.io/files-checksum"]
+
+
+def test_an_empty_written_has_only_the_charts_objects() -> None:
+    """With no catalogs written the chart renders no catalog ConfigMap, and the inventory none."""
+    cluster = _cluster()
+    written = Written({}, ServerTexts([], [], [], [], [], [], []), {})
+    names = {(o.kind, o.name) for o in cluster_objects(cluster, "trino", written)}
+    assert ("ConfigMap", "c-trino-catalog") not in names
+    assert ("ConfigMap", "c-trino-coordinator") in names
+    assert object_problems(cluster, "trino", written) == []
+
+
+def test_validate_reports_an_object_too_large_and_keeps_the_others() -> None:
+    """`validate` fails the document whose catalog ConfigMap would exceed 1 MiB, naming the
+    catalog; the other document still validates."""
+    wide = {"connector.name": "postgresql", "connection-url": "日" * 60_000}
+    big = {"_id": "big", "clusterId": "big", "owner": "qa_team", "enabled": True,
+           "connectors": [{"name": f"c{i}", "properties": wide} for i in range(3)]}
+    fine = {"_id": "fine", "clusterId": "fine", "owner": "qa_team", "enabled": True}
+    report = validate(demo_settings(), FakeSource({doc_key(d["_id"]): d for d in (big, fine)}))
+    assert report.rendered == ["fine"]
+    (failed,) = report.failed
+    assert failed.cluster_id == "big"
+    assert failed.problems[0].field.startswith("connectors[")
+    assert "'big-trino-catalog'" in failed.problems[0].message

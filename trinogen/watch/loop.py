@@ -164,6 +164,11 @@ class Watcher:
             return Work("full", action.reason, self.position)
         batch, self.batch = self.batch, None
         self.metrics.batch()
+        if batch is not None and batch.catalog_ids:
+            # A shared catalog changed: its users are every cluster that references it, so the
+            # sync is a full one (Work.doc_ids), and is counted, reported and scheduled as such.
+            return Work("full", f"shared catalog changed ({action.reason})", self.position,
+                        batch)
         return Work("batch", action.reason, self.position, batch)
 
     # --- the lease -------------------------------------------------------------------------
@@ -366,7 +371,8 @@ class Watcher:
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
         self.refusal = Refusal(work.kind, str(e), len(work.doc_ids), self.wall().isoformat())
-        what = f"the batch of {len(work.doc_ids)} document(s)" if work.batch else "a full sync"
+        what = (f"the batch of {len(work.doc_ids)} document(s)" if work.kind == "batch"
+                else f"a full sync ({work.reason})")
         log.error("%s was refused and is not retried: %s; its clusters keep their files in git "
                   "and the watch goes on (health: degraded until a full sync succeeds, every "
                   "watch.reconcile_seconds); fix the documents, or run `trinogen sync "

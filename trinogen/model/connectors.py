@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trinogen.model.checker import Checker, field_path, show, text_ok
+from trinogen.model.checker import PROPERTY_KEY_RULE, Checker, field_path, property_key_ok, show
 from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.properties import segments
 from trinogen.model.rules import (
@@ -19,7 +19,6 @@ from trinogen.model.rules import (
     MAX_CATALOG_BYTES,
     MAX_CONNECTOR_NAME,
     MAX_CONNECTORS,
-    PROPERTY_KEY,
     RESERVED_CATALOGS,
 )
 from trinogen.model.storage import Identity, storage_properties
@@ -157,8 +156,8 @@ def catalog_properties(
     size = 0
     for key, raw_value in props.items():
         kpath = field_path(path, "properties", key)
-        if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
-            c.error(kpath, "property names may not be empty or contain spaces or control characters")
+        if not property_key_ok(key):
+            c.error(kpath, PROPERTY_KEY_RULE)
             continue
         text = c.string(raw_value, kpath)
         if text is None:

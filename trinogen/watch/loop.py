@@ -21,7 +21,7 @@ from trinogen.errors import (
 )
 from trinogen.settings import WatchSettings
 from trinogen.watch.batching import Batch
-from trinogen.watch.decision import Sync, Work, decide
+from trinogen.watch.decision import Sync, Work, batch_work, decide
 from trinogen.watch.feed import (
     Changed,
     Ended,
@@ -164,12 +164,7 @@ class Watcher:
             return Work("full", action.reason, self.position)
         batch, self.batch = self.batch, None
         self.metrics.batch()
-        if batch is not None and batch.catalog_ids:
-            # A shared catalog changed: its users are every cluster that references it, so the
-            # sync is a full one (Work.doc_ids), and is counted, reported and scheduled as such.
-            return Work("full", f"shared catalog changed ({action.reason})", self.position,
-                        batch)
-        return Work("batch", action.reason, self.position, batch)
+        return batch_work(batch, action.reason, self.position)
 
     # --- the lease -------------------------------------------------------------------------
 
@@ -371,12 +366,10 @@ class Watcher:
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
         self.refusal = Refusal(work.kind, str(e), len(work.doc_ids), self.wall().isoformat())
-        what = (f"the batch of {len(work.doc_ids)} document(s)" if work.kind == "batch"
-                else f"a full sync ({work.reason})")
         log.error("%s was refused and is not retried: %s; its clusters keep their files in git "
                   "and the watch goes on (health: degraded until a full sync succeeds, every "
                   "watch.reconcile_seconds); fix the documents, or run `trinogen sync "
-                  "--allow-mass-prune` if the prune is wanted", what, e,
+                  "--allow-mass-prune` if the prune is wanted", work.what, e,
                   extra={"watch": "refused", "kind": work.kind, "documents": len(work.doc_ids)})
         if work.kind == "full":
             self.at.next_reconcile = now + self.w.reconcile_seconds

@@ -408,6 +408,32 @@ def test_a_fixed_catalog_brings_its_users_back(world: World) -> None:
     assert not report.failed and not report.pushed and world.changed_since(before) == set()
 
 
+@pytest.mark.parametrize("end", ["fixed", "deleted", "unused"])
+def test_a_failed_catalogs_status_record_goes_once_it_no_longer_fails(world: World,
+                                                                      end: str) -> None:
+    """The status record of an invalid catalog stays while it fails (a targeted run that does
+    not read the library keeps it) and goes once it is fixed, deleted, or used by no document."""
+    key = '_id=catalog:"cat-lake"'
+
+    def status() -> dict[str, Any]:
+        return {d["_id"]: d for d in world.mongo.source.status.find({})}
+
+    world.catalogs.update_one({"name": "lake-hive"}, {"$set": {"properties": "oops"}})
+    world.sync()
+    assert status()[key]["state"] == "failed" and status()[key]["stage"] == "catalog"
+    world.sync(clusters=("plain",))  # reads no document that uses the library
+    assert key in status()
+    if end == "fixed":
+        world.catalogs.replace_one({"_id": "cat-lake"}, copy.deepcopy(LAKE))
+    elif end == "deleted":
+        world.catalogs.delete_one({"_id": "cat-lake"})
+    else:
+        world.mongo.coll.delete_many({"clusterId": {"$in": list(World.USERS)}})
+    world.sync()
+    assert key not in status()
+    assert status()["plain"]["state"] == "synced"
+
+
 def test_validate_reports_an_invalid_catalog_nobody_uses(tmp_path: Path) -> None:
     """validate reads the library even when no document references it."""
     src = FakeSource({})

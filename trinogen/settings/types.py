@@ -42,6 +42,11 @@ class ValidationSettings:
     trino_properties: str = "error"
     # connector.name values a platform deploys as its own plugins: their catalogs are not checked.
     unchecked_connectors: tuple[str, ...] = ()
+    # The longest worker shutdown budget (terminationGracePeriodSeconds, model/shutdown.py) a
+    # document may ask for: a node drain waits that long for each worker. 1800 s is the longest
+    # scale-down period an HPA accepts (one draining worker at a time) and AKS's default drain
+    # timeout; cluster-autoscaler cuts a pod's grace at 600 s by default.
+    max_shutdown_seconds: int = 1800
 
 
 @dataclass(frozen=True)

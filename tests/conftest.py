@@ -190,6 +190,10 @@ class RealMongo:
     def status(self) -> Any:
         return self.client[self.database][self.settings.mongodb.status_collection]
 
+    @property
+    def catalogs(self) -> Any:
+        return self.client[self.database][self.settings.mongodb.catalog_collection]
+
     def set(self, cluster_id: str, path: str, value: Any) -> None:
         self.coll.update_one({"clusterId": cluster_id}, {"$set": {path: value}})
 

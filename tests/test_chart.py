@@ -127,7 +127,7 @@ CONSTRUCTED = [
         "triggers": [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": "60"}}]})),
     _doc("graceful-short", **_worker(replicas=3, gracefulShutdown={"enabled": True,
                                                                     "gracePeriodSeconds": 10})),
-    _doc("graceful-long", **_worker(gracefulShutdown={"enabled": True, "gracePeriodSeconds": 600})),
+    _doc("graceful-long", **_worker(gracefulShutdown={"enabled": True, "gracePeriodSeconds": 500})),
     _doc("graceful-off", **_worker(gracefulShutdown={"enabled": False})),
     _doc(
         "role-props",

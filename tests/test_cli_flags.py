@@ -7,8 +7,10 @@ import io
 import json
 import logging
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -291,33 +293,104 @@ def test_vault_login_shows_on_the_progress_line(monkeypatch: pytest.MonkeyPatch)
     assert factory() == "reader" and calls == ["vault", "connect"]
 
 
-def test_waiting_for_the_lock_is_logged(seeded: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
-    """A sync that waits for a lock another run holds says so, then gives up with exit 4."""
+NOTICE = "waiting for the working-copy lock: another trinogen run holds it (giving up after "
+
+
+def _holder(env: dict[str, str]) -> Any:
+    """The working copy as another run holds it (flock is per open file: this process blocks)."""
     from trinogen.gitops import WorkingCopy
     from trinogen.settings import load_settings
 
-    settings = load_settings(ROOT / "config" / "demo.yaml", seeded, {})
-    holder = WorkingCopy(settings.git, seeded["TRINOGEN_GIT_REMOTE"],
-                         Path(seeded["TRINOGEN_GIT_WORKDIR"]))
-    with holder.locked():  # the other run (flock is per open file: this process blocks too)
-        result = invoke(["sync", "--set", "git.lock_timeout=2"], seeded)
+    settings = load_settings(ROOT / "config" / "demo.yaml", env, {})
+    return WorkingCopy(settings.git, env["TRINOGEN_GIT_REMOTE"], Path(env["TRINOGEN_GIT_WORKDIR"]))
+
+
+def test_waiting_for_the_lock_is_logged(seeded: dict[str, str]) -> None:  # noqa: F811
+    """A sync that waits for a lock another run holds says so, and goes on once it is released.
+
+    The other run lets go when the notice is logged, not after some time: the test waits on the
+    event, so a slow machine cannot make the notice come too late.
+    """
+    held, noticed, released = threading.Event(), threading.Event(), threading.Event()
+
+    class Spot(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if record.getMessage().startswith(NOTICE):
+                noticed.set()
+            return True
+
+    def other_run() -> None:
+        with _holder(seeded).locked():
+            held.set()
+            noticed.wait(120)  # holds the lock until the waiting sync has said so
+        released.set()
+
+    thread = threading.Thread(target=other_run, daemon=True)
+    spot = Spot()
+    logging.getLogger("trinogen").addFilter(spot)
+    try:
+        thread.start()
+        assert held.wait(60)
+        result = invoke(["sync", "--set", "git.lock_timeout=120"], seeded)
+    finally:
+        logging.getLogger("trinogen").removeFilter(spot)
+        noticed.set()
+        thread.join(60)
+    assert released.is_set() and result.exit_code == 0, result.stderr
+    assert NOTICE + "120s)" in result.stderr
+
+
+def test_a_lock_held_beyond_the_timeout_gives_up_with_exit_4(seeded: dict[str, str]) -> None:  # noqa: F811
+    """A lock another run holds for longer than git.lock_timeout ends the sync with exit 4."""
+    with _holder(seeded).locked():
+        result = invoke(["sync", "--set", "git.lock_timeout=0"], seeded)
     assert result.exit_code == ExitCode.UNAVAILABLE
-    assert "waiting for the working-copy lock: another trinogen run holds it (giving up after 2s)" \
-        in result.stderr
+    assert "for more than 0s; try again later" in result.stderr
 
 
-def test_no_lock_notice_when_the_lock_comes_at_once(caplog: pytest.LogCaptureFixture) -> None:
-    """The lock notice is cancelled when the next stage starts before it is due."""
-    import time
+class FakeTimer:
+    """threading.Timer's face; the test fires it, so nothing depends on how fast threads run."""
 
+    made: ClassVar[list[FakeTimer]] = []
+
+    def __init__(self, interval: float, function: Callable[[], None]) -> None:
+        self.interval, self.function = interval, function
+        self.daemon = False
+        self.started = self.cancelled = False
+        FakeTimer.made.append(self)
+
+    def start(self) -> None:
+        self.started = True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def fire(self) -> None:
+        if not self.cancelled:
+            self.function()
+
+
+@pytest.mark.parametrize(("stages", "noticed"), [
+    (["lock"], True),  # still waiting when the notice is due
+    (["lock", "refresh"], False),  # the lock came first: the notice is cancelled
+    (["lock", "lock"], True),  # the same stage again keeps its notice
+])
+def test_the_lock_notice_is_due_only_while_waiting(caplog: pytest.LogCaptureFixture,
+                                                  stages: list[str], noticed: bool) -> None:
+    """The lock notice is logged when it falls due during the lock stage, never after it."""
     from trinogen.cli.output import Progress
 
-    with caplog.at_level(logging.INFO, logger="trinogen"), \
-            Progress(terminal=False, notice_after=0.05) as progress:
-        progress("lock", 0, 1)
-        progress("refresh", 0, 1)
-        time.sleep(0.2)
-    assert not [r for r in caplog.records if "waiting" in r.getMessage()]
+    FakeTimer.made.clear()
+    with caplog.at_level(logging.INFO, logger="trinogen"):
+        progress = Progress(terminal=False, notice_after=1.0, timer=FakeTimer)
+        for stage in stages:
+            progress(stage, 0, 1)
+        (timer,) = FakeTimer.made
+        assert timer.started and timer.interval == 1.0
+        timer.fire()
+        progress.finish()
+        timer.fire()  # once the run is over, never
+    assert len([r for r in caplog.records if r.getMessage().startswith(NOTICE)]) == noticed
 
 
 def test_a_template_bug_is_reported_once(seeded: dict[str, str], tmp_path: Path) -> None:  # noqa: F811

@@ -9,6 +9,7 @@ tests expect is 2 x grace + drain + 30 + the documented margin of 15 s, written 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from tests.operation_support import (
 )
 from trinogen.errors import ConfigError
 from trinogen.model.shutdown import scale_down, termination_grace
+from trinogen.settings import Settings
 from trinogen.settings.options.disruption import Disruption, parse
 
 HPA = {"type": "hpa", "minReplicas": 2, "maxReplicas": 8, "targetCPUUtilizationPercentage": 70}
@@ -132,10 +134,51 @@ def test_a_bad_drain_time_fails_the_document(shutdown: dict[str, Any], message: 
     assert any(message in m for m in problems.values()), problems
 
 
+def capped(seconds: int) -> Settings:
+    s = option_settings()
+    return replace(s, validation=replace(s.validation, max_shutdown_seconds=seconds))
+
+
+@pytest.mark.parametrize(
+    ("shutdown", "cap", "field", "value"),
+    [  # 2 x 900 + 0 + 45 = 1845 and 2 x 60 + 1700 + 45 = 1865, both above the default 1800
+        ({"gracePeriodSeconds": 900, "drainSeconds": 0}, None, "gracePeriodSeconds", "1845 s"),
+        ({"gracePeriodSeconds": 60, "drainSeconds": 1700}, None, "drainSeconds", "1865 s"),
+        ({"gracePeriodSeconds": 600}, None, "gracePeriodSeconds", "1845 s"),  # drain = grace
+        ({"gracePeriodSeconds": 120, "drainSeconds": 500}, 600, "drainSeconds", "785 s"),
+        ({"gracePeriodSeconds": 1, "drainSeconds": 86400}, 86400, "drainSeconds", "86447 s"),
+    ],
+)
+def test_a_budget_over_the_settings_cap_fails_the_document(
+    shutdown: dict[str, Any], cap: int | None, field: str, value: str
+) -> None:
+    """A shutdown budget above validation.max_shutdown_seconds fails naming the field, the
+    budget and the setting (a node drain would otherwise wait that long for one worker)."""
+    settings = option_settings() if cap is None else capped(cap)
+    problems = problems_of(doc("s5", worker={"gracefulShutdown": shutdown}), settings)
+    path = f"clusterConfig.worker.gracefulShutdown.{field}"
+    assert path in problems, problems
+    limit = 1800 if cap is None else cap
+    for words in (value, f"validation.max_shutdown_seconds ({limit} s)"):
+        assert words in problems[path]
+
+
+@pytest.mark.parametrize(("shutdown", "cap"), [
+    ({"gracePeriodSeconds": 120, "drainSeconds": 1515}, None),  # exactly 1800
+    ({"gracePeriodSeconds": 60, "drainSeconds": 3600}, 3765),
+    ({"enabled": False, "gracePeriodSeconds": 86400}, None),  # off: no budget
+])
+def test_a_budget_within_the_cap_renders(shutdown: dict[str, Any], cap: int | None) -> None:
+    """A budget at the cap, or a disabled shutdown, is no problem."""
+    cluster_of(doc("s6", worker={"gracefulShutdown": shutdown}),
+               option_settings() if cap is None else capped(cap))
+
+
 def test_a_budget_beyond_the_hpa_period_warns() -> None:
-    """An autoscaled cluster whose budget exceeds 1800 s is told scale-in may drain two at once."""
+    """An autoscaled cluster whose budget exceeds 1800 s (allowed by a raised cap) is told
+    scale-in may drain two at once."""
     c = cluster_of(doc("s3", worker={"autoscaling": HPA, "gracefulShutdown": {
-        "gracePeriodSeconds": 60, "drainSeconds": 3600}}), option_settings())
+        "gracePeriodSeconds": 60, "drainSeconds": 3600}}), capped(7200))
     assert any("1800 s" in w.message for w in c.warnings)
     quiet = cluster_of(doc("s4", worker={"autoscaling": HPA, "gracefulShutdown": {
         "gracePeriodSeconds": 60}}), option_settings())

@@ -56,6 +56,7 @@ class InProcess:
         self.source = self.fake.source
         self.coll = self.fake.coll
         self.status = self.fake.source.status
+        self.catalogs = self.fake.source.catalogs
 
     def set(self, cluster_id: str, path: str, value: Any) -> None:
         self.fake.set(cluster_id, path, value)
@@ -159,6 +160,28 @@ def test_an_invalid_document_is_reported_and_the_others_sync(world: World) -> No
     assert status["adhoc-dev"]["state"] == "failed" and "trinoVersion" in status["adhoc-dev"]["lastError"]
     assert status["adhoc-dev"]["commit"] == first.commit  # the last synced commit is kept
     assert status["etl-batch"]["commit"] == report.commit
+
+
+def test_a_failed_catalogs_status_record_is_removed_once_it_no_longer_fails(world: World) -> None:
+    """A failed catalog's status record is written while it fails, and removed over the wire
+    once its document is deleted, or once no document uses the library."""
+    key = '_id=catalog:"cat-bad"'
+    bad = {"_id": "cat-bad", "name": "lake", "owner": "o", "properties": "oops"}
+    world.mongo.catalogs.insert_one(dict(bad))
+    world.mongo.set("adhoc-dev", "connectors", [{"name": "lake", "shared": "lake"}])
+    world.sync()
+    assert world.status()[key]["state"] == "failed"
+    assert world.status()[key]["documentId"] == 'catalog:"cat-bad"'
+    world.mongo.catalogs.delete_one({"_id": "cat-bad"})
+    report = world.sync()
+    assert [f.cluster_id for f in report.failed] == ["adhoc-dev"]  # "does not exist"
+    assert key not in world.status()
+    world.mongo.catalogs.insert_one(dict(bad))
+    world.sync()
+    assert key in world.status()
+    world.mongo.set("adhoc-dev", "connectors", [])
+    assert not world.sync().failed
+    assert key not in world.status() and world.status()["adhoc-dev"]["state"] == "synced"
 
 
 def test_a_disabled_document_is_pruned(world: World) -> None:

@@ -157,6 +157,36 @@ def test_invalid_catalog_documents_are_reported_by_name(doc: dict[str, Any], fie
     assert lib.catalogs == {}
 
 
+# What a line of a Trino properties file can hold as a name: a non-empty run of printable
+# characters, no whitespace (Java ends a key at one), no lone surrogate (not UTF-8), 256 at most.
+PROPERTY_NAMES = [
+    ("hive.metastore.uri", True), ("ünïcode.name", True), ("x" * 256, True),
+    ("", False), ("a b", False), ("a\tb", False), ("a\nb", False), ("a\rb", False),
+    ("a\x00b", False), ("a\x7fb", False), ("a\x85b", False), ("a\u2028b", False),
+    ("a\u00a0b", False), ("lone\ud800", False), ("x" * 257, False),
+]
+
+
+@pytest.mark.parametrize(("key", "ok"), PROPERTY_NAMES)
+def test_the_library_refuses_exactly_the_property_names_a_cluster_refuses(key: str,
+                                                                           ok: bool) -> None:
+    """One rule for property names: a shared catalog, a cluster's own catalog and the server
+    properties each refuse the same names, so no name enters the library to fail its users."""
+    from trinogen.model.properties import properties
+
+    rule = "property names may not be empty or contain spaces or control characters"
+    lib = library({"_id": "c1", "name": "n", "owner": "o",
+                   "properties": {"connector.name": "memory", key: "1"}})
+    assert (rule in " ".join(p.message for f in lib.failed for p in f.problems)) is not ok
+    own = classified(cluster_doc("adhoc", "growth_analytics", [
+        {"name": "m", "properties": {"connector.name": "memory", key: "1"}}]), lib)
+    own_problems = own.problems if isinstance(own, Failed) else ()
+    assert any(rule in p.message for p in own_problems) is not ok
+    c = Checker("adhoc", "error")
+    properties({key: "1"}, "properties", c, required=False)
+    assert any(rule in p.message for p in c.problems) is not ok
+
+
 def test_a_name_claimed_twice_is_unusable_for_both() -> None:
     """Two catalog documents with one name are both reported, and neither is used."""
     lib = library(LAKE, {**LAKE, "_id": "cat-lake-2"})
@@ -376,6 +406,32 @@ def test_a_fixed_catalog_brings_its_users_back(world: World) -> None:
     world.catalogs.insert_one(copy.deepcopy(LAKE))
     report = world.sync()
     assert not report.failed and not report.pushed and world.changed_since(before) == set()
+
+
+@pytest.mark.parametrize("end", ["fixed", "deleted", "unused"])
+def test_a_failed_catalogs_status_record_goes_once_it_no_longer_fails(world: World,
+                                                                      end: str) -> None:
+    """The status record of an invalid catalog stays while it fails (a targeted run that does
+    not read the library keeps it) and goes once it is fixed, deleted, or used by no document."""
+    key = '_id=catalog:"cat-lake"'
+
+    def status() -> dict[str, Any]:
+        return {d["_id"]: d for d in world.mongo.source.status.find({})}
+
+    world.catalogs.update_one({"name": "lake-hive"}, {"$set": {"properties": "oops"}})
+    world.sync()
+    assert status()[key]["state"] == "failed" and status()[key]["stage"] == "catalog"
+    world.sync(clusters=("plain",))  # reads no document that uses the library
+    assert key in status()
+    if end == "fixed":
+        world.catalogs.replace_one({"_id": "cat-lake"}, copy.deepcopy(LAKE))
+    elif end == "deleted":
+        world.catalogs.delete_one({"_id": "cat-lake"})
+    else:
+        world.mongo.coll.delete_many({"clusterId": {"$in": list(World.USERS)}})
+    world.sync()
+    assert key not in status()
+    assert status()["plain"]["state"] == "synced"
 
 
 def test_validate_reports_an_invalid_catalog_nobody_uses(tmp_path: Path) -> None:

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from bson import Binary, Code, Decimal128, ObjectId
 
-from trinogen.model.checker import Checker, closest, field_path, text_ok, type_name
+from trinogen.model.checker import (
+    Checker,
+    closest,
+    field_path,
+    property_key_ok,
+    text_ok,
+    type_name,
+)
 
 ROLE_FIELDS = {"replicas", "resources", "jvm", "properties"}
 
@@ -89,6 +96,16 @@ def test_field_paths(base: str, parts: tuple[str | int, ...], expected: str) -> 
 def test_text_ok(text: str, ok: bool) -> None:
     """Line breaks, NUL and lone surrogates cannot be a Trino property value."""
     assert text_ok(text) is ok
+
+
+@pytest.mark.parametrize(("key", "ok"), [
+    ("query.max-memory", True), ("ünïcode", True), ("k" * 256, True), ("", False),
+    ("a b", False), ("a\tb", False), ("a\nb", False), ("a\x1fb", False), ("a\u2028b", False),
+    ("lone\ud800", False), ("k" * 257, False),
+])
+def test_property_key_ok(key: str, ok: bool) -> None:
+    """A property name is a run of printable non-space characters a UTF-8 file holds, <= 256."""
+    assert property_key_ok(key) is ok
 
 
 @pytest.mark.parametrize(("value", "expected", "message"), [

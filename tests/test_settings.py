@@ -70,6 +70,7 @@ def test_url_remotes_are_not_treated_as_paths(tmp_path: Path) -> None:
     ("secrets:\n  mode: plaintext\n", "secrets.mode is 'plaintext'"),
     ("output:\n  clusters_dir: ../up\n", "must be a relative path inside the repo"),
     ("sync:\n  max_prune_share: 2\n", "between 0 and 1"),
+    ("validation:\n  max_shutdown_seconds: 0\n", "validation.max_shutdown_seconds must be > 0"),
     ("- a list\n", "top level must be a mapping"),
     ("key: [unclosed\n", "not valid YAML"),
 ])

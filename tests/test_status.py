@@ -11,7 +11,7 @@ from tests.fakes import FakeSource
 from trinogen.errors import Problem
 from trinogen.model import Failed
 from trinogen.plan import ClusterChange, Plan
-from trinogen.status import status_rows, write_status
+from trinogen.status import stale_catalog_rows, status_rows, write_status
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 EARLIER = datetime(2025, 12, 31, tzinfo=UTC)
@@ -96,3 +96,37 @@ def test_a_huge_id_is_written_by_its_start() -> None:
     [(key, row)] = rows.items()
     assert key == "_id=" + huge[:100] + "..." and len(row["documentId"]) == 103
     assert len(row["lastError"]) < 300
+
+
+CAT_A, CAT_B = '_id=catalog:"a"', '_id=catalog:"b"'
+BAD_CATALOG = Failed('catalog:"b"', None, (Problem("catalog b", "properties", "is required"),),
+                     "catalog")
+
+
+@pytest.mark.parametrize(("previous", "failed", "judged", "expected"), [
+    # The library was read: a catalog row whose document no longer fails (fixed or deleted) goes.
+    ({CAT_A, CAT_B, "a", '_id="d"'}, (BAD_CATALOG,), True, [CAT_A]),
+    ({CAT_A, CAT_B}, (), True, [CAT_A, CAT_B]),
+    # Cluster rows and rows of documents without a clusterId are never removed here.
+    ({"a", '_id="d"'}, (), True, []),
+    # Not judged (a targeted run that did not read the library): every row stays.
+    ({CAT_A, CAT_B}, (), False, []),
+])
+def test_stale_catalog_rows(previous: set[str], failed: tuple[Failed, ...], judged: bool,
+                            expected: list[str]) -> None:
+    """A failed catalog's row is removed once a run that judged the library finds it no longer
+    failing; runs that did not judge the library leave it."""
+    assert stale_catalog_rows(previous, failed, judged=judged) == expected
+
+
+def test_write_status_removes_the_rows_of_catalogs_no_longer_failing() -> None:
+    """The stale catalog rows are removed in the same write as the new rows."""
+    source = FakeSource()
+    source.status = {CAT_A: {"documentId": 'catalog:"a"', "state": "failed"}}
+    assert write_status(source, Plan((), ()), (BAD_CATALOG,), dict, "c1",
+                        catalogs_judged=True) == 2  # b written, a removed
+    assert set(source.status) == {CAT_B}
+    assert write_status(source, Plan((), ()), (), dict, "c1") == 0  # not judged: kept
+    assert set(source.status) == {CAT_B}
+    assert write_status(source, Plan((), ()), (), dict, "c1", catalogs_judged=True) == 1
+    assert source.status == {}

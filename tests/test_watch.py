@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,11 @@ from tests.conftest import (
     git,
 )
 from tests.mongowire import ChangeStreamServer
-from tests.watchrig import Rig, Running, drive, get, in_remote, started, synced
+from tests.watchrig import ManualClock, Rig, Running, drive, get, in_remote, started, synced
 from trinogen import watch
 from trinogen.errors import ConfigError, SourceUnavailable, UnavailableError
 from trinogen.report import JsonLogFormatter
+from trinogen.source import doc_key
 
 
 @pytest.fixture(scope="module")
@@ -658,22 +659,31 @@ def test_sync_failing_forever_exits_4(rig: Rig) -> None:
 def test_refused_batch_is_reported_and_later_changes_still_sync(tmp_path: Path,
                                                                 wire: ChangeStreamServer) -> None:
     """A batch the prune guard refuses is not retried: health says degraded, later changes land."""
-    # A quiet period long enough that the two changes below are one batch even on a loaded
-    # machine (with 0.2 s they were split now and then, and each half was refused on its own).
-    rig = Rig(tmp_path, wire, sync={"max_prune_count": 1, "max_prune_share": 0.0},
-              debounce_seconds=1.5)
+    rig = Rig(tmp_path, wire, sync={"max_prune_count": 1, "max_prune_share": 0.0})
+    # The loop's clock moves only when the test moves it: the two changes below are one batch
+    # because both events were read before the batch was due, however slow the machine is.
+    clock = ManualClock()
+
+    def batched(*cluster_ids: str) -> Callable[[], bool]:
+        ids = {doc_key(rig.doc(c)["_id"]) for c in cluster_ids}
+        return lambda: w.batch is not None and w.batch.doc_ids == ids
+
     try:
-        w = rig.watcher(sleep=None)
+        w = rig.watcher(sleep=None, clock=clock)
         with Running(w) as running:
             running.wait(lambda: w.metrics.counts["syncs_full_pushed"] == 1 and w.work is None,
                          "the initial full sync")
             rig.change("analytics-prod", "enabled", False)
             rig.change("etl-batch", "enabled", False)  # 2 prunes: more than both limits
+            running.wait(batched("analytics-prod", "etl-batch"), "both changes in one batch")
+            clock.advance(2 * rig.settings.watch.debounce_seconds)  # quiet for the debounce
             running.wait(lambda: w.metrics.counts["refused"] == 1, "the refusal")
             code, body = w.health()
             assert (code, body["status"]) == (200, "degraded")
             assert body["refused"]["kind"] == "batch" and "prune 2 of 3" in body["refused"]["message"]
             rig.change("adhoc-dev", "owner", "after_the_refusal")
+            running.wait(batched("adhoc-dev"), "the next batch")
+            clock.advance(2 * rig.settings.watch.debounce_seconds)  # quiet for the debounce
             running.wait(lambda: rig.commits() == 2, "the next batch's commit")
             assert in_remote(rig, "after_the_refusal")
             assert any("analytics-prod" in p for p in rig.tree())  # the refused prune did not happen

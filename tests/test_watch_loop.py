@@ -273,6 +273,41 @@ def test_refused_reconcile_waits_a_period_and_a_full_sync_clears_degraded() -> N
     assert loop.syncer.calls == [(), ()] and loop.health() == (200, "ok")
 
 
+# --- a shared-catalog change -------------------------------------------------------------------
+
+
+def test_shared_catalog_change_runs_and_counts_as_a_full_sync() -> None:
+    """A catalog change syncs every cluster: it is a full sync, and its success resolves a refusal
+    and pushes the next reconcile back a whole period."""
+    loop = started(saved=pos(1))
+    loop.syncer.errors.append(SafetyRefusal("mass prune"))
+    loop.feed.emit("doc-a", pos(2), op="delete")
+    loop.steps(20, every=0.2)
+    assert loop.health() == (200, "degraded")
+    loop.clock.advance(W.reconcile_seconds / 2)
+    loop.feed.script.append((Changed('{"$oid": "cat"}', "update", datetime.now(UTC),
+                                     library=True), pos(3)))
+    loop.steps(20, every=0.2)
+    assert loop.syncer.calls[-1] == ()  # every cluster: a full sync
+    assert loop.w.metrics.counts["syncs_full_pushed"] == 1
+    assert loop.w.metrics.counts["syncs_batch_pushed"] == 0
+    assert loop.health() == (200, "ok") and loop.w.refusal is None
+    assert loop.w.at.next_reconcile > loop.clock.now + W.reconcile_seconds - 10
+    assert loop.lease.saved == pos(3)
+
+
+def test_refused_shared_catalog_change_is_reported_as_a_full_sync() -> None:
+    """A refused catalog change is a refused full sync (0 documents), retried at the reconcile."""
+    loop = started(saved=pos(1))
+    loop.syncer.errors.append(SafetyRefusal("mass prune"))
+    loop.feed.script.append((Changed('{"$oid": "cat"}', "delete", datetime.now(UTC),
+                                     library=True), pos(2)))
+    loop.steps(20, every=0.2)
+    assert loop.w.metrics.counts["syncs_full_refused"] == 1
+    assert loop.w.refusal is not None and loop.w.refusal.kind == "full"
+    assert loop.w.refusal.documents == 0
+
+
 # --- a stuck watcher is visible, then gives up --------------------------------------------------
 
 

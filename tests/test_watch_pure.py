@@ -28,6 +28,7 @@ from trinogen.watch import (
     verdict,
 )
 from trinogen.watch.feed import to_event
+from trinogen.watch.syncing import describe
 
 W = WatchSettings(debounce_seconds=0.2, max_wait_seconds=5.0, max_batch=3,
                   reconcile_seconds=600.0)
@@ -219,3 +220,30 @@ def test_to_event(raw: dict[str, Any] | None, expected: watch.Event) -> None:
 def test_ended_cursor_is_a_quiet_closed_event() -> None:
     """No event and a cursor the server ended: Quiet with open=False (resume from the position)."""
     assert to_event(None, alive=False) == Quiet(open=False)
+
+
+# --- the log line of a finished sync ------------------------------------------------------------
+
+
+def _batch(*, catalogs: int) -> Batch:
+    batch = Batch(started=0.0, last=0.0)
+    batch.add("doc-a", "update", 0.0, datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC))
+    for i in range(catalogs):
+        batch.add(f"cat-{i}", "update", 0.1, None, library=True)
+    return batch
+
+
+@pytest.mark.parametrize("work, start, documents, catalogs", [
+    (Work("batch", "quiet", None, _batch(catalogs=0)), "1 document(s) from 1 event(s)", 1, 0),
+    (Work("full", "shared catalog changed (quiet)", None, _batch(catalogs=2)),
+     "full sync (shared catalog changed (quiet)) from 3 event(s)", 0, 2),
+])
+def test_describe_names_a_catalog_batch_a_full_sync(work: Work, start: str, documents: int,
+                                                    catalogs: int) -> None:
+    """A batch with a shared-catalog change is logged as the full sync it ran, with its lag."""
+    pushed_at = datetime(2026, 1, 1, 12, 0, 2, tzinfo=UTC)
+    message, extra, lag = describe(work, watch.SyncOutcome(pushed=True, commit="c" * 40),
+                                         pushed_at, 0.5, 1.0)
+    assert message.startswith(start) and extra["kind"] == work.kind
+    assert (extra["documents"], extra["catalogs"]) == (documents, catalogs)
+    assert lag == 2.0

@@ -35,6 +35,20 @@ class FakeWall:
         self.now += timedelta(seconds=seconds)
 
 
+class ManualClock:
+    """A monotonic clock that moves only when the test says: a batch is due when the test
+    advances past its debounce, never because the machine was slow between two events."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 class SpySource:
     """The mongomock Source, with hooks on the reads the pipeline makes."""
 

@@ -65,6 +65,7 @@ class Desired:
     secret_keys: set[str] = field(default_factory=set)  # inline mode: properties holding secrets
     warnings: list[Problem] = field(default_factory=list)
     stopped: set[str] = field(default_factory=set)  # clusters whose compute is stopped
+    library_read: bool = False  # the catalog library was read: every catalog document judged
 
     def render_hash(self, cluster_id: str) -> str:
         h = hashlib.sha256()
@@ -117,7 +118,8 @@ def build_desired(
         lambda raw: model.classify(raw, settings, library)), held)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
-                      failed=[*library.failed, *classified.failed])
+                      failed=[*library.failed, *classified.failed],
+                      library_read=library is not NO_LIBRARY)
     clusters = list(classified.clusters)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            reader_factory, inline=inline)

@@ -194,7 +194,9 @@ def sync(
         report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
                                                     desired.render_hashes,
                                                     done.commit or repo.head_commit(),
-                                                    desired.stopped)
+                                                    desired.stopped,
+                                                    catalogs_judged=(desired.library_read
+                                                                     or not options.targeted))
     report.stats.update(_sync_stats(desired, done, done.planner.guards.documents_read, source,
                                     started))
     return report

@@ -12,10 +12,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from trinogen.model import MAX_DOC_ID, Failed
+from trinogen.model.library import CATALOG_DOC
 from trinogen.plan import ClusterChange, Plan
 from trinogen.ports import DocumentSource, StatusRecord
 
 Row = dict[str, Any]
+# The status key of a failed catalog document (a Failed without a clusterId is keyed by _id).
+CATALOG_ROW = "_id=" + CATALOG_DOC
 
 
 def status_rows(
@@ -39,11 +42,29 @@ def status_rows(
         if row is not None:
             rows[change.cluster_id] = row
     for f in failed:
-        key = f.cluster_id or f"_id={_short(f.doc_id)}"
+        key = _key(f)
         row = _failed_row(f, previous.get(key, {}), now)
         if row is not None:
             rows[key] = row
     return rows
+
+
+def _key(f: Failed) -> str:
+    return f.cluster_id or f"_id={_short(f.doc_id)}"
+
+
+def stale_catalog_rows(previous: Iterable[str], failed: Iterable[Failed], *,
+                       judged: bool) -> list[str]:
+    """The rows of catalog documents that no longer fail (fixed or deleted), to remove.
+
+    Only a run that `judged` the library knows: one that read it (every catalog document is
+    judged then), or a full run that did not need to (no document uses a shared catalog, so no
+    run would report one). A targeted run that did not read the library keeps every row.
+    """
+    if not judged:
+        return []
+    failing = {_key(f) for f in failed}
+    return sorted(k for k in previous if k.startswith(CATALOG_ROW) and k not in failing)
 
 
 def _change_row(
@@ -86,12 +107,15 @@ def _short(doc_id: str) -> str:
 def write_status(
     source: DocumentSource, plan: Plan, failed: Iterable[Failed],
     render_hashes: Callable[[], Mapping[str, str]], commit: str | None,
-    stopped: Collection[str] = frozenset(),
+    stopped: Collection[str] = frozenset(), *, catalogs_judged: bool = False,
 ) -> int:
-    """Write this run's status rows (batched); returns the records written."""
+    """Write this run's status rows (batched) and remove the stale catalog rows (see
+    `stale_catalog_rows`); returns the records written or removed."""
     if source.ephemeral:
         return 0  # nobody could read them back: do not even hash every cluster's files
     now = datetime.now(UTC).replace(microsecond=0)
-    rows = status_rows(plan.clusters, failed, render_hashes(), source.read_status(), commit, now,
-                       stopped)
-    return int(source.write_status(rows))
+    failed = list(failed)
+    previous = source.read_status()
+    rows = status_rows(plan.clusters, failed, render_hashes(), previous, commit, now, stopped)
+    removed = stale_catalog_rows(previous, failed, judged=catalogs_judged)
+    return int(source.write_status(rows, removed))

@@ -78,7 +78,9 @@ class Progress:
     """
 
     def __init__(self, terminal: bool, clock: Callable[[], float] = time.monotonic, *,
-                 lock_timeout: float | None = None, notice_after: float = 1.0) -> None:
+                 lock_timeout: float | None = None, notice_after: float = 1.0,
+                 timer: Callable[[float, Callable[[], None]], threading.Timer] = threading.Timer,
+                 ) -> None:
         self.terminal = terminal
         self.clock = clock
         self.stage: str | None = None
@@ -87,13 +89,14 @@ class Progress:
         self.lock_timeout = lock_timeout
         self.notice_after = notice_after
         self._notice: threading.Timer | None = None
+        self._timer = timer  # tests pass one they fire themselves
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage != self.stage:
             self._ended()
             self.stage, self.started = stage, self.clock()
             if stage == "lock":
-                self._notice = threading.Timer(self.notice_after, self._waiting)
+                self._notice = self._timer(self.notice_after, self._waiting)
                 self._notice.daemon = True
                 self._notice.start()
         self.count = (done, total)

@@ -19,7 +19,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from trinogen.errors import Problem
-from trinogen.model.rules import MAX_INT, MAX_STRING, RESERVED_FIELDS
+from trinogen.model.rules import (
+    MAX_INT,
+    MAX_PROPERTY_KEY,
+    MAX_STRING,
+    PROPERTY_KEY,
+    RESERVED_FIELDS,
+)
 
 T = TypeVar("T")
 
@@ -108,6 +114,15 @@ def text_ok(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+PROPERTY_KEY_RULE = "property names may not be empty or contain spaces or control characters"
+
+
+def property_key_ok(key: str) -> bool:
+    """The one rule for a property name (server, catalog, shared catalog): a line of a
+    properties file can hold it as its key (PROPERTY_KEY_RULE says what is refused)."""
+    return len(key) <= MAX_PROPERTY_KEY and PROPERTY_KEY.fullmatch(key) is not None and text_ok(key)
 
 
 def closest(key: str, known: Iterable[str]) -> str | None:

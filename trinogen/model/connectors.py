@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trinogen.model.checker import Checker, field_path, show, text_ok
+from trinogen.model.checker import PROPERTY_KEY_RULE, Checker, field_path, property_key_ok, show
 from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.local_files import local_file_problem
 from trinogen.model.properties import segments
@@ -19,7 +19,6 @@ from trinogen.model.rules import (
     CONNECTOR_NAME,
     MAX_CONNECTOR_NAME,
     MAX_CONNECTORS,
-    PROPERTY_KEY,
     RESERVED_CATALOGS,
 )
 from trinogen.model.storage import Identity, storage_properties
@@ -174,8 +173,8 @@ def catalog_properties(
 def _property_text(key: str, raw_value: Any, kpath: str, c: Checker) -> str | None:
     """One property a document wrote, as text; None (reported) for a bad name or value, or one
     that would reach the pods' own files (a storage option's, the platform's, is not judged)."""
-    if not PROPERTY_KEY.fullmatch(key) or not text_ok(key) or len(key) > 256:
-        c.error(kpath, "property names may not be empty or contain spaces or control characters")
+    if not property_key_ok(key):
+        c.error(kpath, PROPERTY_KEY_RULE)
         return None
     text = c.string(raw_value, kpath)
     if text is None:

@@ -22,14 +22,22 @@ from types import MappingProxyType
 from typing import Any
 
 from trinogen.errors import Problem
-from trinogen.model.checker import MAPS, MAX_PROBLEMS, Checker, field_path, show, type_name
+from trinogen.model.checker import (
+    MAPS,
+    MAX_PROBLEMS,
+    PROPERTY_KEY_RULE,
+    Checker,
+    field_path,
+    property_key_ok,
+    show,
+    type_name,
+)
 from trinogen.model.claims import UNREAD, keeper
 from trinogen.model.rules import (
     CONNECTOR_NAME,
     LABEL_VALUE,
     MAX_CONNECTOR_NAME,
     METADATA_FIELDS,
-    PROPERTY_KEY,
 )
 from trinogen.model.substitution import refusal, trino_substitution
 from trinogen.model.types import Failed, RawDocument
@@ -207,8 +215,8 @@ def _properties(value: Any, c: Checker) -> dict[str, str] | None:
     out: dict[str, str] = {}
     for key, raw_value in props.items():
         kpath = field_path("properties", key)
-        if not PROPERTY_KEY.fullmatch(key) or len(key) > 256:
-            c.error(kpath, "property names may not be empty or contain spaces or control characters")
+        if not property_key_ok(key):  # the rule every using cluster judges it by again
+            c.error(kpath, PROPERTY_KEY_RULE)
             continue
         text = c.string(raw_value, kpath)
         found = None if text is None else trino_substitution(text)

@@ -39,8 +39,11 @@ def operation(d: Mapping[str, Any], settings: Settings, c: Checker, *, autoscale
     disruption = c.pick(d.get("disruption"), "disruption", settings.options("disruption"),
                         "disruption")
     stopped = c.boolean(d.get("stopped"), "stopped", required=False) is True
-    if autoscaled and grace is not None and drain is not None:
-        _check_scale_in(termination_grace(grace, drain), c)
+    if grace is not None and drain is not None:
+        budget = termination_grace(grace, drain)
+        _check_budget(budget, grace, drain, settings.validation.max_shutdown_seconds, c)
+        if autoscaled:
+            _check_scale_in(budget, c)
     return Operation(chosen["coordinator"], chosen["worker"], disruption, stopped)
 
 
@@ -55,6 +58,18 @@ def _placement(value: Any, role: str, settings: Settings, c: Checker) -> Placeme
                 "without them for the coordinator")
         return None
     return picked
+
+
+def _check_budget(budget: int, grace: int, drain: int, cap: int, c: Checker) -> None:
+    """A budget above the settings' cap fails, on the field that weighs most in it."""
+    if budget <= cap:
+        return
+    field = "drainSeconds" if drain > 2 * grace else "gracePeriodSeconds"
+    c.error(f"clusterConfig.worker.gracefulShutdown.{field}",
+            f"gives a worker a shutdown budget of {budget} s (2 x gracePeriodSeconds {grace} + "
+            f"drainSeconds {drain} + {budget - 2 * grace - drain} s), above "
+            f"validation.max_shutdown_seconds ({cap} s): a node drain would wait that long for "
+            "each worker; shorten it, or ask the platform to raise the setting")
 
 
 def _check_scale_in(budget: int, c: Checker) -> None:

@@ -11,13 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinogen.model.checker import MAPS, Checker, field_path, show, text_ok, type_name
+from trinogen.model.checker import (
+    MAPS,
+    PROPERTY_KEY_RULE,
+    Checker,
+    field_path,
+    property_key_ok,
+    show,
+    type_name,
+)
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_NODE_KEYS,
     NODE_ENVIRONMENT,
     PER_POD_NODE_KEYS,
-    PROPERTY_KEY,
 )
 from trinogen.model.substitution import refusal, trino_substitution
 from trinogen.model.trino import TrinoCheck
@@ -65,10 +72,9 @@ def properties(value: Any, path: str, c: Checker, *, required: bool,
 
 def _read_one(out: Props, flat: str, raw: Any, kpath: str, c: Checker,
               bind: Bind | None) -> None:
-    if not flat or not PROPERTY_KEY.fullmatch(flat) or not text_ok(flat) or len(flat) > 256:
-        c.error(kpath, "property names may not be empty or contain spaces or control "
-                "characters; write {\"name\": value} or {\"section\": {\"key\": value}} for "
-                "section.key")
+    if not property_key_ok(flat):
+        c.error(kpath, PROPERTY_KEY_RULE + "; write {\"name\": value} or {\"section\": "
+                "{\"key\": value}} for section.key")
         return
     if flat in out:  # {"a": {"b.c": ..}}, {"a.b": {"c": ..}} and {"a.b.c": ..} are all a.b.c
         c.error(kpath, f"names the property {flat} again (also {out[flat][1]}); set it once")

@@ -34,7 +34,8 @@ LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")  # Kuberne
 CONNECTOR_NAME = re.compile(r"[-._a-zA-Z0-9]+")
 TRINO_VERSION = re.compile(r"[1-9][0-9]{0,5}")
 NODE_ENVIRONMENT = re.compile(r"[a-z0-9][_a-z0-9]*")  # what Trino accepts for node.environment
-PROPERTY_KEY = re.compile(r"[^\s\x00-\x1f\x7f]+")
+PROPERTY_KEY = re.compile(r"[^\s\x00-\x1f\x7f]+")  # judged with checker.property_key_ok
+MAX_PROPERTY_KEY = 256
 RESOURCE_NAME = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 # --- memory ----------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ def _check_limits(s: Settings) -> None:
         (1 <= w.max_await_ms <= 1000, "watch.max_await_ms must be between 1 and 1000"),
         (w.lease_seconds > 0, "watch.lease_seconds must be > 0"),
         (w.reconcile_seconds > 0, "watch.reconcile_seconds must be > 0"),
+        (s.validation.max_shutdown_seconds > 0, "validation.max_shutdown_seconds must be > 0"),
         (w.max_reconnects >= 0, "watch.max_reconnects must be >= 0"),
         (all(p is None or 0 <= p <= 65535 for p in (w.health_port, w.metrics_port)),
          "watch.health_port and watch.metrics_port must be between 0 and 65535"),

@@ -49,6 +49,11 @@ class ValidationSettings:
     # Problems (and warnings) listed per document; later ones are counted, and the walk stops at
     # 100 times as many: one document of 300,000 mistakes must not cost every sync (issue 19).
     max_problems: int = 50
+    # The longest worker shutdown budget (terminationGracePeriodSeconds, model/shutdown.py) a
+    # document may ask for: a node drain waits that long for each worker. 1800 s is the longest
+    # scale-down period an HPA accepts (one draining worker at a time) and AKS's default drain
+    # timeout; cluster-autoscaler cuts a pod's grace at 600 s by default.
+    max_shutdown_seconds: int = 1800
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,22 @@ class Work:
             return ()
         return tuple(sorted(self.batch.doc_ids))
 
+    @property
+    def what(self) -> str:
+        """The sync as a log line names it."""
+        if self.kind == "batch":
+            return f"the batch of {len(self.doc_ids)} document(s)"
+        return f"a full sync ({self.reason})"
+
+
+def batch_work(batch: Batch | None, reason: str, position: StreamPosition | None) -> Work:
+    """The sync of a due batch: a full one when a shared catalog changed (see `doc_ids`), and
+    then counted, logged and scheduled as one (its success pushes back the next reconcile and
+    resolves a refusal)."""
+    if batch is not None and batch.catalog_ids:
+        return Work("full", f"shared catalog changed ({reason})", position, batch)
+    return Work("batch", reason, position, batch)
+
 
 @dataclass(frozen=True)
 class Sync:

@@ -21,7 +21,7 @@ from trinogen.errors import (
 )
 from trinogen.settings import WatchSettings
 from trinogen.watch.batching import Batch
-from trinogen.watch.decision import Sync, Work, decide
+from trinogen.watch.decision import Sync, Work, batch_work, decide
 from trinogen.watch.feed import (
     Changed,
     Ended,
@@ -164,7 +164,7 @@ class Watcher:
             return Work("full", action.reason, self.position)
         batch, self.batch = self.batch, None
         self.metrics.batch()
-        return Work("batch", action.reason, self.position, batch)
+        return batch_work(batch, action.reason, self.position)
 
     # --- the lease -------------------------------------------------------------------------
 
@@ -370,8 +370,7 @@ class Watcher:
         self.metrics.refused(work.kind)
         self.metrics.degraded(True)
         self.refusal = Refusal(work.kind, set_aside(e), len(work.doc_ids), self.wall().isoformat())
-        what = f"the batch of {len(work.doc_ids)} document(s)" if work.batch else "a full sync"
-        log.error("%s %s", what, set_aside(e, hint=True), exc_info=e if bug else None,
+        log.error("%s %s", work.what, set_aside(e, hint=True), exc_info=e if bug else None,
                   extra={"watch": "refused", "kind": work.kind, "documents": len(work.doc_ids)})
         if work.kind == "full":
             self.at.next_reconcile = now + self.w.reconcile_seconds

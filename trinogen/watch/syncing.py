@@ -65,9 +65,13 @@ def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,
     if b is None:
         return f"full sync ({work.reason}): {result} in {seconds:.3f}s", extra, None
     local = done - b.started
-    extra.update({"documents": len(b.doc_ids), "events": b.events,
-                  "operations": dict(b.operations), "receiveToPushSeconds": round(local, 3)})
-    what = f"{len(b.doc_ids)} document(s) from {b.events} event(s): {result} in {seconds:.3f}s"
+    extra.update({"documents": len(work.doc_ids), "catalogs": len(b.catalog_ids),
+                  "events": b.events, "operations": dict(b.operations),
+                  "receiveToPushSeconds": round(local, 3)})
+    # A batch with a shared-catalog change runs as a full sync (Work.doc_ids): say so.
+    what = (f"{len(b.doc_ids)} document(s)" if work.kind == "batch"
+            else f"full sync ({work.reason})")
+    what += f" from {b.events} event(s): {result} in {seconds:.3f}s"
     if b.oldest_event_at is None:
         return what, extra, None
     lag = (pushed_at - b.oldest_event_at).total_seconds()

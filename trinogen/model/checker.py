@@ -11,7 +11,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trinogen.errors import Problem
@@ -116,6 +116,8 @@ class Checker:
         self.unknown_fields = unknown_fields
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        # With tenants declared: may this document pick (kind, name) at path? (model.tenancy)
+        self.allowed: Callable[[str, str, str], bool] | None = None
 
     def error(self, path: str, message: str) -> None:
         self.problems.append(Problem(self.label, path, message))
@@ -208,6 +210,8 @@ class Checker:
             self.error(path, f"{show(name)} is not {article} {kind} option of these settings"
                        f"{f' (did you mean {hint}?)' if hint else ''}; known: {known}")
             return None
+        if self.allowed is not None and not self.allowed(kind, name, path):
+            return None  # its tenant may not pick it (reported)
         return options[name]
 
     def integer(

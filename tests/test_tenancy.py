@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, git
+from tests.conftest import ROOT, example_docs, git
 from trinogen.errors import Problem
 from trinogen.model import classify
 from trinogen.model.library import parse_library
@@ -341,3 +341,36 @@ def test_sync_with_tenants_refuses_each_foreign_pick(tmp_path: Path) -> None:
         assert f"{field}: " in out and "may not pick" in out, field
     assert [k for k in files if "growth" in k] == []
     assert not any(m in v for v in files.values() for m in MARKERS)
+
+
+# --- the shipped example: config/tenants.yaml -----------------------------------------------------
+
+EXAMPLE = ROOT / "config" / "tenants.yaml"
+
+
+def test_the_shipped_tenants_example_validates() -> None:
+    """`trinogen --config config/tenants.yaml validate` accepts the example documents."""
+    proc = subprocess.run([sys.executable, "-m", "trinogen.cli", "--config", str(EXAMPLE),
+                           "validate"], check=False, capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 valid, 0 disabled, 0 failed" in proc.stdout
+
+
+@pytest.mark.parametrize(("owner", "change", "field"), [
+    ("growth_analytics", {"owner": "growth-analytics"}, "owner"),
+    ("growth_analytics", {"clusterConfig": {"worker": {"placement": "spot-workers"}}},
+     "clusterConfig.worker.placement"),
+    ("data_analytics_team", {"disruption": None}, "disruption"),
+    ("data_platform", {"profile": "production", "disruption": None}, "disruption"),
+])
+def test_the_shipped_example_refuses_what_its_comments_say(owner: str, change: dict[str, Any],
+                                                           field: str) -> None:
+    """Each rule the example's comments state, on its own documents (read with PyYAML)."""
+    s = load_settings(EXAMPLE, environ={})
+    raw = yaml.safe_load(EXAMPLE.read_text())
+    assert owner in raw["tenants"]
+    doc = next(d for d in example_docs() if d["owner"] == owner)
+    doc = {**doc, "_id": "x", **change}
+    assert isinstance(judge(s, doc), Failed)
+    assert field in problems(judge(s, doc))

@@ -203,6 +203,10 @@ class Checker:
         name = self.string(value, path, required=required, max_len=63)
         if name is None:
             return None
+        # With tenants declared, first the tenant's list (model.tenancy): a name outside it is
+        # refused without telling whether another tenant has such an option.
+        if self.allowed is not None and not self.allowed(kind, name, path):
+            return None
         if name not in options:
             hint = closest(name, options)
             known = ", ".join(sorted(options)) or "the settings offer none"
@@ -210,8 +214,6 @@ class Checker:
             self.error(path, f"{show(name)} is not {article} {kind} option of these settings"
                        f"{f' (did you mean {hint}?)' if hint else ''}; known: {known}")
             return None
-        if self.allowed is not None and not self.allowed(kind, name, path):
-            return None  # its tenant may not pick it (reported)
         return options[name]
 
     def integer(

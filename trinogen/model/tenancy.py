@@ -54,12 +54,13 @@ def scope(d: Mapping[str, Any], owner: str | None, s: Settings, c: Checker) -> N
 
 
 def allowed(tenant: Tenant, s: Settings, c: Checker) -> Callable[[str, str, str], bool]:
-    """The check `Checker.pick` makes of each existing option a document names."""
+    """The check `Checker.pick` makes of each option name a document picks (existing or not:
+    the message is the same, so a tenant cannot probe for other tenants' option names)."""
     def check(kind: str, name: str, path: str) -> bool:
         if tenant.may_pick(kind, name):
             return True
-        c.error(path, f"{show(name)} is {_a(kind)} option tenant {show(tenant.name)} may not pick "
-                f"({_offer(tenant, kind, s)})")
+        c.error(path, f"{show(name)} is not {_a(kind)} option tenant {show(tenant.name)} may "
+                f"pick ({_offer(tenant, kind, s)})")
         return False
     return check
 

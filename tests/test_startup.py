@@ -48,7 +48,10 @@ def test_a_sync_with_nothing_to_validate_loads_no_validator(tmp_path: Path) -> N
     """The first sync validates (and loads the validator); the second, with every enabled
     document served by the render cache and one disabled document, does not."""
     env = {**os.environ, **demo_env(tmp_path, _docs())}
-    assert VALIDATOR in _sync_imports(env, tmp_path)
+    first = _sync_imports(env, tmp_path)
+    assert VALIDATOR in first
+    # settings without tenants or profile_requirements: the tenancy rules stay unloaded
+    assert "trinogen.model.tenancy" not in first and "trinogen.settings.tenants" not in first
     again = _sync_imports(env, tmp_path)
     assert VALIDATOR not in again
     assert not {m for m in again if m.startswith("trinogen.model.")} & {

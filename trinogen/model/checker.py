@@ -172,6 +172,8 @@ class Checker:
     def full(self) -> bool:
         """No more problems are listed: spare work that only a message would use (a hint)."""
         return self.count >= self.limit
+        # With tenants declared: may this document pick (kind, name) at path? (model.tenancy)
+        self.allowed: Callable[[str, str, str], bool] | None = None
 
     def error(self, path: str, message: str) -> None:
         problem = Problem(self.label, path, message)
@@ -291,6 +293,10 @@ class Checker:
         """
         name = self.string(value, path, required=required, max_len=63)
         if name is None:
+            return None
+        # With tenants declared, first the tenant's list (model.tenancy): a name outside it is
+        # refused without telling whether another tenant has such an option.
+        if self.allowed is not None and not self.allowed(kind, name, path):
             return None
         if name not in options:
             hint = closest(name, options)

@@ -109,6 +109,10 @@ def _cluster(d: Mapping[str, Any], doc_id: str, s: Settings, c: Checker,
              library: Library = NO_LIBRARY) -> Cluster | None:
     c.fields(d, "", TOP_FIELDS)
     head = _head(d, s, c)
+    if s.tenants or s.profile_requirements:  # else every document may pick every option
+        from trinogen.model.tenancy import scope
+
+        scope(d, head.owner, s, c)
     parts = _parts(d, head, TrinoCheck.of(head.version, s.validation, c), s, c, library)
     if c.problems:
         return None

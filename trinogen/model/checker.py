@@ -167,13 +167,13 @@ class Checker:
         self.warned = 0
         self.stopped = False  # the walk stopped at limit * STOP_FACTOR problems
         self._seen: set[Problem] = set()  # bounded: at most limit * STOP_FACTOR entries
+        # With tenants declared: may this document pick (kind, name) at path? (model.tenancy)
+        self.allowed: Callable[[str, str, str], bool] | None = None
 
     @property
     def full(self) -> bool:
         """No more problems are listed: spare work that only a message would use (a hint)."""
         return self.count >= self.limit
-        # With tenants declared: may this document pick (kind, name) at path? (model.tenancy)
-        self.allowed: Callable[[str, str, str], bool] | None = None
 
     def error(self, path: str, message: str) -> None:
         problem = Problem(self.label, path, message)

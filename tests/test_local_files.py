@@ -21,9 +21,17 @@ from trinogen.model.local_files import local_file_problem
     ("hive.metastore.catalog.dir", "FILE:/proc"), ("iceberg.rest-catalog.warehouse", "file:/x"),
     ("hive.config.resources", "/etc/trino/files/a.xml, file:/proc/self/environ"),
     ("connector.name", "duckdb"), ("connector.name", "DuckDB"),
+    # found by the attacker review: the JDBC server asks for files, and scheme-less paths
+    ("connection-url", "jdbc:mysql://attacker:3306?allowLoadLocalInfile=true"),
+    ("connection-url", "jdbc:mysql://a:3306/?allowUrlInLocalInfile=true"),
+    ("connection-url", "jdbc:mariadb://a:3306/db?allowLocalInfile=true"),
+    ("connection-url", "jdbc:mysql://a/db?ALLOWLOADLOCALINFILE=TRUE"),
+    ("hive.metastore.catalog.dir", "/var/run/secrets"), ("hive.metastore.catalog.dir", " /proc"),
+    ("iceberg.catalog.warehouse", "/var/run"),
 ])
 def test_what_reaches_the_pods_files_is_found(key: str, value: str) -> None:
-    """The local file system, its root, local URIs anywhere in a list, and DuckDB."""
+    """The local file system, its root, local URIs anywhere in a list, DuckDB, a JDBC driver's
+    LOCAL INFILE, and a directory without a scheme."""
     assert local_file_problem(key, value) is not None
 
 
@@ -32,6 +40,8 @@ def test_what_reaches_the_pods_files_is_found(key: str, value: str) -> None:
     ("hive.metastore.catalog.dir", "s3://bucket/metastore"), ("hive.metastore", "file"),
     ("connection-url", "jdbc:postgresql://db:5432/profile"), ("description", "a file: b"),
     ("connector.name", "hive"), ("hive.config.resources", "/etc/trino/files/core-site.xml"),
+    ("connection-url", "jdbc:mysql://db:3306?useSSL=true"),
+    ("hive.metastore.catalog.dir", "s3a://bucket/dir"),
 ])
 def test_remote_storage_and_plain_text_are_kept(key: str, value: str) -> None:
     """A file metastore on S3 is remote storage; `file:` inside a sentence is no URI."""

@@ -18,6 +18,12 @@ import re
 
 # file: and local: URIs, as a value or a list item (hive.config.resources is comma-separated)
 _LOCAL_URI = re.compile(r"(?:^|,)\s*(?:file|local):", re.IGNORECASE)
+# JDBC driver options that let the database server ask the client for any local file (MySQL
+# Connector/J and MariaDB's LOAD DATA LOCAL INFILE): the server a document names reads the pod.
+_LOCAL_INFILE = re.compile(r"allow(?:load|url)?(?:in)?localinfile", re.IGNORECASE)
+# Directories and locations: a path with no scheme is the default file system's, which is the
+# pod's own (`file:`) when the legacy Hadoop file system serves it.
+_DIRECTORY_KEYS = ("catalog.dir", ".location", "warehouse", ".dir", "base-directories")
 # Connectors whose own engine reads the pod's files.
 LOCAL_CONNECTORS = frozenset({"duckdb"})
 WHY = "it would read the Trino pods' own files (the service-account token, /proc, keystores)"
@@ -33,4 +39,8 @@ def local_file_problem(key: str, value: str) -> str | None:
         return f"the {value.strip()} connector is not offered to documents: {WHY}"
     if _LOCAL_URI.search(value):
         return f"names a local path (file: or local:): {WHY}"
+    if _LOCAL_INFILE.search(value):
+        return f"enables LOCAL INFILE in the JDBC driver (the database server may then ask for any file): {WHY}"
+    if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
+        return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
     return None

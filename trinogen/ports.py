@@ -176,3 +176,36 @@ class SecretReader(Protocol):
 
 # Built only when a run needs Vault (the login happens then, before anything is written).
 ReaderFactory = Callable[[], SecretReader]
+
+
+@dataclass(frozen=True)
+class AppView:
+    """What Argo CD reports for one Application, read from its `status` (nothing is written).
+
+    `revision` is the commit of the GitOps repository Argo CD last synced for it (the `ref:
+    values` source's entry of `status.sync.revisions`), `operation` the phase of the last sync
+    operation (`status.operationState.phase`: Running, Succeeded, Failed, Error, Terminating).
+    `cluster_id` and `owner` are the Application's trinogen.io labels (None when absent).
+    """
+
+    name: str
+    cluster_id: str | None
+    owner: str | None
+    sync: str  # Synced, OutOfSync, Unknown
+    health: str  # Healthy, Progressing, Degraded, Suspended, Missing, Unknown
+    message: str | None = None  # status.health.message, or the last operation's message
+    revision: str | None = None
+    operation: str | None = None
+    operation_message: str | None = None
+    observed_at: str | None = None  # status.reconciledAt (RFC 3339), as Argo CD wrote it
+
+
+class ArgoView(Protocol):
+    """Read-only view of the Argo CD Applications in `argocd.namespace` (the adapter at the edge)."""
+
+    def applications(self) -> Mapping[str, AppView]:
+        """Every Application carrying trinogen's managed-by label, by metadata.name."""
+
+
+# Built only when a command needs Argo CD's view (status, a rollout); a no-op sync never does.
+ArgoViewFactory = Callable[[], ArgoView]

@@ -26,6 +26,7 @@ EXAMPLES = ROOT / "config" / "examples"
 SCHEMAS = ROOT.parent / "shared" / "schemas"
 # The official Trino chart: TRINO_CHART_DIR, else the copy in ../shared beside the clone (as in CI).
 CHART_DIR = Path(os.environ.get("TRINO_CHART_DIR") or ROOT.parent / "shared" / "charts" / "trino")
+SHARED = ROOT.parent / "shared"
 IN_CI = bool(os.environ.get("CI"))
 
 
@@ -214,6 +215,22 @@ def ferretdb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     with ferretdb(tmp_path_factory.mktemp("ferretdb")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def kube_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real kube-apiserver (and etcd) for the session, with ../shared/crds installed.
+
+    Built on first use and cached outside the clone (tests/kubeapi.py); a `tests.kubeapi.Cluster`.
+    Tests share it: each uses namespaces (and cluster-scoped names) of its own. Modules that use
+    it set `pytestmark = KUBE_API` (tests/marks.py).
+    """
+    from tests.kubeapi import Cluster, kube_apiserver
+
+    with kube_apiserver(tmp_path_factory.mktemp("kube")) as server:
+        cluster = Cluster(server)
+        cluster.install_crds(SHARED / "crds")
+        yield cluster
 
 
 @pytest.fixture

@@ -103,7 +103,8 @@ def available() -> bool:
 
 def _staging_replaces(kubernetes_mod: str) -> list[str]:
     """One `replace` per staging module k8s.io/kubernetes points at ./staging (not in its zip)."""
-    names = re.findall(r"^\s*(k8s\.io/[\w.-]+)\s*=>\s*\./staging/", kubernetes_mod, re.M)
+    names = re.findall(r"^\s*(k8s\.io/[\w.-]+)\s*=>\s*\./staging/", kubernetes_mod,
+                       re.MULTILINE)
     if not names:
         raise RuntimeError("k8s.io/kubernetes' go.mod names no ./staging replacements")
     return [f"replace {name} => {name} {STAGING}" for name in names]
@@ -282,6 +283,107 @@ def kube_apiserver(workdir: Path, timeout: float = 180.0) -> Iterator[KubeAPI]:
                 proc.kill()
                 proc.wait()
         shutil.rmtree(workdir / "etcd", ignore_errors=True)
+
+
+class KubeError(AssertionError):
+    """The API server refused a call: its status code and message (the `Status` object)."""
+
+    def __init__(self, what: str, status: int, body: Any) -> None:
+        message = body.get("message") if isinstance(body, dict) else body
+        super().__init__(f"{what}: HTTP {status}: {message}")
+        self.status, self.body = status, body
+
+
+class Cluster:
+    """Calls on a running API server by object (apiVersion and kind mapped through discovery)."""
+
+    def __init__(self, server: KubeAPI) -> None:
+        self.server = server
+        self._resources: dict[tuple[str, str], tuple[str, bool]] = {}
+
+    def _discover(self, api_version: str) -> None:
+        base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        status, body = self.server.request("GET", base)
+        if status != 200:
+            raise KubeError(f"discovery of {api_version}", status, body)
+        for res in body["resources"]:
+            if "/" not in res["name"]:
+                self._resources[(api_version, res["kind"])] = (res["name"], res["namespaced"])
+
+    def path(self, api_version: str, kind: str, name: str | None = None,
+             namespace: str | None = None) -> str:
+        """The REST path of a kind (its collection, or one object when `name` is given)."""
+        if (api_version, kind) not in self._resources:
+            self._discover(api_version)
+        plural, namespaced = self._resources[(api_version, kind)]
+        base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if namespaced:
+            base += f"/namespaces/{namespace or 'default'}"
+        return f"{base}/{plural}" + (f"/{name}" if name else "")
+
+    def apply(self, obj: dict[str, Any], *, manager: str = "argocd-controller",
+              namespace: str | None = None, dry_run: bool = False, force: bool = True,
+              strict: bool = True) -> Any:
+        """Server-side apply of one object (strict field validation); KubeError when refused."""
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace") or namespace
+        query = f"?fieldManager={manager}&force={'true' if force else 'false'}"
+        query += "&fieldValidation=" + ("Strict" if strict else "Ignore")
+        if dry_run:
+            query += "&dryRun=All"
+        path = self.path(obj["apiVersion"], obj["kind"], meta["name"], ns)
+        status, body = self.server.request("PATCH", path + query, obj,
+                                           content_type="application/apply-patch+yaml")
+        if status not in (200, 201):
+            raise KubeError(f"apply {obj['kind']}/{meta['name']}", status, body)
+        return body
+
+    def create(self, obj: dict[str, Any], *, namespace: str | None = None,
+               dry_run: bool = False) -> Any:
+        """POST one object (strict field validation); KubeError when refused."""
+        ns = (obj.get("metadata") or {}).get("namespace") or namespace
+        query = "?fieldValidation=Strict" + ("&dryRun=All" if dry_run else "")
+        status, body = self.server.request(
+            "POST", self.path(obj["apiVersion"], obj["kind"], namespace=ns) + query, obj)
+        if status not in (200, 201):
+            raise KubeError(f"create {obj['kind']}/{obj['metadata'].get('name')}", status, body)
+        return body
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Any:
+        status, body = self.server.request("GET", self.path(api_version, kind, name, namespace))
+        if status != 200:
+            raise KubeError(f"get {kind}/{name}", status, body)
+        return body
+
+    def namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        """Create (or relabel) a namespace and its `default` ServiceAccount (no controller makes it)."""
+        self.apply({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": name, "labels": labels or {}}}, manager="test")
+        self.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "default", "namespace": name}}, manager="test")
+
+    def install_crds(self, directory: Path, timeout: float = 60.0) -> list[str]:
+        """Install every CRD in `directory` (YAML files) and wait until each is Established."""
+        import yaml
+
+        names = []
+        for path in sorted(directory.glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    self.apply(doc, manager="test")
+                    names.append(doc["metadata"]["name"])
+        deadline = time.monotonic() + timeout
+        for name in names:
+            while True:
+                crd = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"CRD {name} not Established in {timeout:.0f} s")
+                time.sleep(0.2)
+        self._resources.clear()  # discovery changed
+        return names
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests import kubeapi
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, needs
+from tests.conftest import CHART_DIR, SHARED, needs
 
 try:
     import helm_python
@@ -36,4 +37,11 @@ REAL_TRINO = [
     needs(ts.java_available(),
           f"no Java >= {ts.MIN_JAVA} at {ts.JAVA_HOME} (Trino {ts.TRINO_VERSION} needs it; set "
           "TRINOGEN_TEST_JAVA_HOME)"),
+]
+
+# A real kube-apiserver 1.34 (tests/kubeapi.py; the `kube_cluster` fixture of tests/conftest.py).
+KUBE_API = [
+    pytest.mark.slow,
+    needs(kubeapi.available(), "kube-apiserver is not built and `go` is not on PATH to build it"),
+    needs((SHARED / "crds").is_dir(), f"no CRDs at {SHARED / 'crds'}"),
 ]

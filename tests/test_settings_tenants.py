@@ -74,6 +74,10 @@ def test_options_all_lets_a_tenant_pick_everything(tmp_path: Path) -> None:
     ({"-bad": {}}, "'-bad' is not an owner a document can declare"),
     ({"growth": []}, "tenants.growth must be a mapping"),
     (["growth"], "tenants must be a mapping"),
+    # An empty or mistyped section must not quietly mean "no tenants" (any owner, any option).
+    ([], "tenants must be a mapping"),
+    ("", "tenants must be a mapping"),
+    ({}, "tenants declares no tenant"),
 ])
 def test_a_tenant_naming_nothing_real_is_refused(tmp_path: Path, tenants: object, message: str) -> None:
     """The loader refuses a tenant that names an option, kind or field that does not exist."""
@@ -86,6 +90,7 @@ def test_a_tenant_naming_nothing_real_is_refused(tmp_path: Path, tenants: object
     ({"nope": ["disruption"]}, "profile_requirements.nope: no such profile (secure)"),
     ({"secure": "disruption"}, "profile_requirements.secure must be a list"),
     ({"secure": ["colour"]}, "'colour' cannot be required"),
+    ([], "profile_requirements must be a mapping"),
 ])
 def test_profile_requirements_are_checked(tmp_path: Path, requirements: object, message: str) -> None:
     """A requirement names a real profile and a kind that can be required."""

@@ -189,10 +189,13 @@ def _tenancy(where: str, data: Mapping[str, Any], named: Mapping[str, Mapping[st
         return {"tenants": {}, "profile_requirements": {}}
     from trinogen.settings.tenants import parse_profile_requirements, parse_tenants
 
+    # Absent or null means "no tenants"; anything else is parsed as written, so `tenants: []`
+    # or an empty mapping is an error instead of silently turning tenancy off.
+    tenants, requirements = data.get("tenants"), data.get("profile_requirements")
     return {
-        "tenants": parse_tenants(where, data.get("tenants") or {}, named),
-        "profile_requirements": parse_profile_requirements(
-            where, data.get("profile_requirements") or {}, profiles),
+        "tenants": {} if tenants is None else parse_tenants(where, tenants, named),
+        "profile_requirements": {} if requirements is None else parse_profile_requirements(
+            where, requirements, profiles),
     }
 
 

@@ -100,6 +100,9 @@ def parse_tenants(where: str, raw: Any, named: Mapping[str, Mapping[str, Any]]) 
     """The `tenants` section: {owner: Tenant}; every option named must exist in `named`."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: tenants must be a mapping of owners to tenants")
+    if not raw:
+        raise ConfigError(f"{where}: tenants declares no tenant; declare at least one, or remove "
+                          "the key to run without tenants (then any owner may pick any option)")
     tenants: dict[str, Tenant] = {}
     for name, entry in raw.items():
         at = f"{where}: tenants.{name}"

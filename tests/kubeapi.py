@@ -136,7 +136,7 @@ def _build_etcd(go: str, env: dict[str, str], scratch: Path) -> None:
     mod = "\n".join(["module trinogen.test/etcd", "", "go 1.24.0", "",
                      f"require go.etcd.io/etcd/server/v3 {ETCD}", ""])
     _build_module(go, env, src, mod, _ETCD_MAIN)
-    out = scratch / "etcd"
+    out = scratch / "etcd.bin"  # not scratch/etcd: that is the source directory
     _run([go, "build", "-trimpath", "-o", str(out), "."], env, src)
     os.replace(out, ETCD_BINARY)
 
@@ -190,13 +190,17 @@ class KubeAPI:
             "Accept": "application/json"})
         try:
             with urllib.request.urlopen(req, context=self.context(), timeout=60) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
+                return resp.status, _decoded(resp.read())
         except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                return err.code, json.loads(raw)
-            except ValueError:
-                return err.code, raw.decode(errors="replace")
+            return err.code, _decoded(err.read())
+
+
+def _decoded(raw: bytes) -> Any:
+    """A JSON body decoded; any other body (`/readyz` answers `ok`) as text."""
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw.decode(errors="replace")
 
 
 def _kubeconfig(path: Path, url: str, ca: Path, token: str) -> None:

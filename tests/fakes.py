@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from trinogen.cache import merged
 from trinogen.errors import SecretNotFound
 from trinogen.model import RawDocument
 from trinogen.plan import FileChange, Layout
@@ -112,7 +113,12 @@ class FakeCache:
     def keep_failure(self, key: str, failure: CachedFailure) -> None:
         self.used_failures[key] = failure
 
-    def save(self) -> None:
+    def save(self, *, partial: bool = False) -> None:
+        if partial:
+            self.used, self.used_failures = merged(self.entries, self.failures, self.used,
+                                                   self.used_failures)
+            self.used_extra = {**self.extra, **self.used_extra}
+            self.used_apps = {**self.apps, **self.used_apps}
         self.entries, self.used = self.used, {}
         self.extra = dict(self.used_extra)
         self.failures, self.used_failures = self.used_failures, {}

@@ -33,6 +33,20 @@ def test_entries_not_kept_are_dropped(tmp_path: Path) -> None:
     assert RenderCache.load(tmp_path / "c", "fp").entries.keys() == {"new"}
 
 
+def test_a_partial_run_keeps_the_documents_it_did_not_see(tmp_path: Path) -> None:
+    """save(partial=True) keeps other documents' entries and drops the superseded entry (an
+    older version) of a document the run saw, so replayed edits do not pile up."""
+    other = Entry("b", "doc-b", {}, {}, ())
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("a-v1", ENTRY)
+    cache.keep("b-v1", other)
+    cache.save()
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    cache.keep("a-v2", ENTRY)
+    cache.save(partial=True)
+    assert RenderCache.load(tmp_path / "c", "fp").entries.keys() == {"a-v2", "b-v1"}
+
+
 def test_another_fingerprint_starts_empty(tmp_path: Path) -> None:
     """Entries made with other templates or settings are never used."""
     cache = RenderCache.load(tmp_path / "c", "fp")

@@ -472,6 +472,19 @@ def test_unchanged_documents_are_served_from_the_render_cache(world: World) -> N
     assert [c.cluster_id for c in third.plan.by_action("update")] == ["adhoc-dev"]
 
 
+def test_targeted_syncs_keep_the_other_clusters_cached(world: World) -> None:
+    """A full sync after targeted ones (what `watch` runs) with no document change renders
+    nothing: a targeted sync keeps the entries of the clusters it did not read (issue 22)."""
+    world.sync()
+    world.mongo.set("adhoc-dev", "clusterConfig.worker.replicas", 2)
+    targeted = world.sync(clusters=("adhoc-dev",))
+    assert targeted.stats["clustersRendered"] == 1
+    assert world.sync(clusters=("etl-batch",)).stats["clustersRendered"] == 0
+    full = world.sync()
+    assert (full.stats["clustersRendered"], full.stats["cacheHits"]) == (0, 3)
+    assert full.plan.empty
+
+
 def test_a_cache_hit_needs_the_files_in_the_repository(world: World) -> None:
     """A hand edit makes the cached entry useless: the cluster is rendered and restored."""
     world.sync()
@@ -507,8 +520,7 @@ def test_an_unreadable_cache_is_ignored(world: World) -> None:
 
 def test_a_rotated_secret_version_misses_the_cache(tmp_path: Path) -> None:
     """A document whose Vault secret changed version is rendered again with the new pin."""
-    from trinogen.secrets import SecretData
-    from trinogen.secrets import Secret
+    from trinogen.secrets import Secret, SecretData
 
     world = World(tmp_path, secrets={"check": True})
     version = {"n": 1}

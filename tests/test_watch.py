@@ -544,6 +544,20 @@ def test_event_to_push_latency_is_logged(rig: Rig, caplog: pytest.LogCaptureFixt
     assert w.metrics.lags == [lag] or abs(w.metrics.lags[0] - lag) < 0.01
 
 
+def test_each_sync_logs_its_stats_at_debug(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    """A batch logs what it cost at DEBUG (issue 22): one changed document among the fleet is
+    the one cluster rendered; the others' cache entries are kept for the next full sync."""
+    w = rig.watcher()
+    started(rig, w)
+    with caplog.at_level(logging.DEBUG, logger="trinogen.watch"):
+        rig.change("analytics-prod", "owner", "fast")
+        drive(w, until=synced(w, 1))
+    stats = [r.stats for r in caplog.records  # type: ignore[attr-defined]
+             if getattr(r, "watch", None) == "stats"]
+    assert len(stats) == 1 and stats[0]["clustersRendered"] == 1
+    assert "clustersRendered=1" in caplog.text
+
+
 def test_watch_command_refuses_the_embedded_database(tmp_path: Path, bare_remote: Path) -> None:
     """`trinogen watch` needs change streams: mongomock:// is refused with a usage error (exit 2)."""
     from typer.testing import CliRunner

@@ -8,7 +8,9 @@ not changed is not validated again, and is reported with the same problems). A d
 hit only when its entry exists, the repository still holds exactly those blobs at those paths,
 and Vault still reports the same versions; anything else renders again. The cache lives inside
 the cached clone's git directory (never committed) and is rewritten after each run with just the
-documents seen in that run. Losing it costs time, never correctness.
+documents seen in that run; a partial run (`sync --cluster`, each `watch` batch, a read that
+missed documents) keeps every other document's entry, so a full run after it still hits (issue
+22). Losing it costs time, never correctness.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 from trinogen.ports import CachedFailure
 from trinogen.ports import CacheEntry as Entry
 
-__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key"]
+__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key", "merged"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,18 @@ def document_key(body: Mapping[str, Any], fingerprint: str, digest: bytes | None
     h = hashlib.sha256(fingerprint.encode())
     h.update(digest)
     return h.hexdigest()[:40]
+
+
+def merged(entries: Mapping[str, Entry], failures: Mapping[str, CachedFailure],
+           used: Mapping[str, Entry], used_failures: Mapping[str, CachedFailure]
+           ) -> tuple[dict[str, Entry], dict[str, CachedFailure]]:
+    """What a partial run leaves in the cache: this run's entries and failures, and every
+    earlier one of a document this run did not see (an older version of a document it saw is
+    superseded, so edits replayed by `watch` do not pile up)."""
+    seen = {e.doc_id for e in used.values()} | {f.doc_id for f in used_failures.values()}
+    kept = {k: e for k, e in entries.items() if e.doc_id not in seen}
+    kept_failures = {k: f for k, f in failures.items() if f.doc_id not in seen}
+    return {**kept, **used}, {**kept_failures, **used_failures}
 
 
 class RenderCache:
@@ -99,8 +113,14 @@ class RenderCache:
     def keep_failure(self, key: str, failure: CachedFailure) -> None:
         self.used_failures[key] = failure
 
-    def save(self) -> None:
-        """Write the entries of this run, unless they are exactly what was loaded."""
+    def save(self, *, partial: bool = False) -> None:
+        """Write the entries of this run, unless they are exactly what was loaded. A `partial`
+        run saw only some documents: the entries of the others are kept (`merged`)."""
+        if partial:
+            self.used, self.used_failures = merged(self.entries, self.failures, self.used,
+                                                   self.used_failures)
+            self.used_extra = {**self.extra, **self.used_extra}
+            self.used_apps = {**self.apps, **self.used_apps}
         if (self.used == self.entries and self.used_extra == self.extra
                 and self.used_failures == self.failures and self.used_apps == self.apps):
             return

@@ -239,8 +239,8 @@ class _Reader:
                        ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
 
     def save_cache(self) -> None:
-        if self.cache is not None:
-            self.cache.save()
+        if self.cache is not None:  # a targeted or incomplete read keeps the others' entries
+            self.cache.save(partial=self.options.targeted or not self.source.complete)
 
 
 def _guards(settings: Settings, options: SyncOptions, documents_read: int,

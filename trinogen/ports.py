@@ -128,7 +128,9 @@ class RenderCacheStore(Protocol):
 
     def keep_failure(self, key: str, failure: CachedFailure) -> None: ...
 
-    def save(self) -> None: ...
+    def save(self, *, partial: bool = False) -> None:
+        """Persist this run's entries; `partial` (not every document was read) keeps the
+        others' entries too."""
 
 
 class Repository(Protocol):

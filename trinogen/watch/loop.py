@@ -40,7 +40,7 @@ from trinogen.watch.ports import Feed, LeaseLike, Stream
 from trinogen.watch.position import StreamPosition, idle_save_due
 from trinogen.watch.retry import GIVE_UP, Failures, backoff
 from trinogen.watch.signals import StopRequest
-from trinogen.watch.syncing import Syncer, SyncOutcome, describe, set_aside
+from trinogen.watch.syncing import Syncer, SyncOutcome, describe, log_stats, set_aside
 
 log = logging.getLogger("trinogen.watch")
 
@@ -397,3 +397,4 @@ class Watcher:
         if lag is not None and outcome.pushed:
             self.metrics.lag(lag)
         log.info("%s", message, extra=extra)
+        log_stats(outcome)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -9,6 +10,8 @@ from typing import Any, Protocol
 
 from trinogen.errors import SafetyRefusal
 from trinogen.watch.decision import Work
+
+log = logging.getLogger("trinogen.watch")
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class SyncOutcome:
     commit: str | None = None
     counts: dict[str, int] = field(default_factory=dict)  # plan counts: added, updated, ...
     failed: int = 0  # clusters that failed (reported, their files kept)
+    stats: dict[str, Any] = field(default_factory=dict)  # the report's stats (cache hits, ...)
 
 
 class Syncer(Protocol):
@@ -45,7 +49,8 @@ def pipeline_syncer(settings: Any, source: Any, repo: Any,
         report = pipeline.sync(settings, source, repo, options=options,
                                reader_factory=reader_factory, renderer=renderer)
         counts = report.plan.counts() if report.plan else {}
-        return SyncOutcome(bool(report.pushed), report.commit, dict(counts), len(report.failed))
+        return SyncOutcome(bool(report.pushed), report.commit, dict(counts), len(report.failed),
+                           dict(report.stats))
 
     return sync
 
@@ -80,6 +85,13 @@ def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,
         extra["newestEventToPushSeconds"] = round(
             (pushed_at - b.newest_event_at).total_seconds(), 3)
     return f"{what}; event-to-push {lag:.3f}s (receive-to-push {local:.3f}s)", extra, lag
+
+
+def log_stats(outcome: SyncOutcome) -> None:
+    """What a sync cost (documents read, cache hits, clusters rendered), at DEBUG (issue 22)."""
+    if outcome.stats:
+        log.debug("sync stats: %s", " ".join(f"{k}={v}" for k, v in outcome.stats.items()),
+                  extra={"watch": "stats", "stats": outcome.stats})
 
 
 def set_aside(e: Exception, *, hint: bool = False) -> str:

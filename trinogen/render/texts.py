@@ -62,7 +62,9 @@ def final_entries(
 ) -> list[tuple[str, str | Secret]]:
     out: list[tuple[str, str | Secret]] = []
     for key, segments in entries:
-        if inline and any(isinstance(s, SecretUse) for s in segments):
+        if len(segments) == 1 and type(segments[0]) is str:  # most values: no placeholder
+            out.append((key, segments[0]))
+        elif inline and any(isinstance(s, SecretUse) for s in segments):
             out.append((key, Secret("".join(_revealed(seg, resolved) for seg in segments))))
         else:
             out.append((key, "".join(

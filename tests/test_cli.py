@@ -185,10 +185,10 @@ def test_a_token_in_the_remote_is_never_printed(seeded: dict[str, str], output: 
     assert token not in result.stdout and token not in result.stderr
 
 
-def test_the_readme_shows_problems_as_validate_prints_them(seeded: dict[str, str]) -> None:
-    """The README's problem-format block is exactly what `validate` prints for its documents."""
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("<!-- problem-format:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+def test_the_document_page_shows_problems_as_validate_prints_them(seeded: dict[str, str]) -> None:
+    """The problem-format block of docs/document.md is exactly what `validate` prints for its documents."""
+    page = (ROOT / "docs" / "document.md").read_text()
+    block = page.split("<!-- problem-format:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     seed = Path(seeded["TRINOGEN_MONGODB_SEED_DIR"])
     (seed / "more.json").write_text(json.dumps([
         {"_id": "no-id", "owner": "growth_analytics"},

@@ -1,4 +1,4 @@
-"""trinogen.errors: one error tree, and the exit-code table the README documents."""
+"""trinogen.errors: one error tree, and the exit-code table docs/commands.md documents."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from trinogen.errors import ExitCode, Problem
 
 
 def readme_exit_codes() -> dict[int, str]:
-    """The README's exit-code table: code -> meaning."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    """The exit-code table of docs/commands.md: code -> meaning."""
+    text = (ROOT / "docs" / "commands.md").read_text()
+    section = text.split("## Exit codes", 1)[1].split("\n\n", 2)[1]
     return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE)}
 
 
 def test_the_exit_codes_are_the_documented_ones() -> None:
-    """Every ExitCode is in the README's table, and the table lists no other code."""
+    """Every ExitCode is in the documented table, and the table lists no other code."""
     assert sorted(readme_exit_codes()) == sorted(int(c) for c in ExitCode)
 
 
@@ -33,7 +33,7 @@ def test_the_exit_codes_are_the_documented_ones() -> None:
 )
 def test_each_error_maps_to_its_documented_exit_code(error: type[errors.TrinogenError],
                                                      code: int) -> None:
-    """Each expected failure carries the exit code the README gives for its kind."""
+    """Each expected failure carries the exit code the documentation gives for its kind."""
     assert issubclass(error, errors.TrinogenError) and error.exit_code == code
     assert code in readme_exit_codes()
 

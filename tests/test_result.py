@@ -1,4 +1,4 @@
-"""trinogen.result: the Report's --output json shape (schemaVersion 1), as the README shows it."""
+"""trinogen.result: the Report's --output json shape (schemaVersion 1), as docs/commands.md shows it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of every trinogen command (the README has the same table)."""
+    """Exit codes of every trinogen command (docs/commands.md has the same table)."""
 
     OK = 0
     CLUSTERS_FAILED = 1  # some clusters failed; all others were done

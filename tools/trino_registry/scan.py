@@ -1,6 +1,6 @@
 """Scan the jars of one unit (the server's lib/, or one plugin directory) for airlift config facts.
 
-What counts as a property (the rules the README states):
+What counts as a property (the rules docs/document.md states):
 - every ``@Config("name")`` on a method of any class in the unit's jars;
 - every ``@LegacyConfig`` name, with the ``@Config`` name on the same method (or ``replacedBy``)
   as its replacement;

@@ -1,5 +1,5 @@
 """The `trinogen` command line: parse, load settings, build adapters, call one pipeline function,
-print, exit with the code from the one table in trinogen.errors (and the README)."""
+print, exit with the code from the one table in trinogen.errors (and docs/commands.md)."""
 
 from __future__ import annotations
 

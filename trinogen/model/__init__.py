@@ -3,7 +3,7 @@
 `classify()` takes one raw document (with its defaults and profile merged underneath) and returns
 either a `Cluster`, a `Disabled` marker or a `Failed` carrying every problem found, each naming
 the cluster and the field path. `classify_all()` adds the rules that span documents (a clusterId
-several documents claim). See the README's document reference for every field and rule.
+several documents claim). See docs/document.md for every field and rule.
 
 The package, one job per module:
 

@@ -145,7 +145,7 @@ class ServerProperties:
 
 
 def server_properties(props: Props, trino: TrinoCheck, c: Checker) -> ServerProperties:
-    """Judge every top-level server property and route it (see the README's property table).
+    """Judge every top-level server property and route it (see the property table in docs/document.md).
 
     The chart's own keys are mapped or refused here; every other key is judged against the
     registry of the document's Trino version, as a node or a config.properties line. A key only

@@ -277,20 +277,36 @@ def test_budgets_select_exactly_their_roles_pods(option: str) -> None:
 @CHART_MARKS[1]
 @pytest.mark.parametrize("option", sorted(DISRUPTIONS))
 def test_the_coordinator_rolls_out_as_the_option_says(option: str) -> None:
-    """Recreate (the default) never runs two coordinators; RollingUpdate is the chart's own."""
+    """Recreate (the default) never runs two coordinators, and Argo CD replaces that Deployment.
+
+    Server-side apply cannot switch a running Deployment to Recreate (tests/test_kube_strategy.py),
+    so a Recreate coordinator carries Argo CD's per-resource `Replace=true`; nothing else does.
+    """
     t = through_chart(doc("d2", disruption=option), option_settings())
     rollout = DISRUPTIONS[option].get("coordinator_rollout", "Recreate")
-    assert t.deployment("coordinator")["spec"]["strategy"] == {"type": rollout}
-    assert "strategy" not in t.deployment("worker")["spec"]
+    coordinator, worker = t.deployment("coordinator"), t.deployment("worker")
+    assert coordinator["spec"]["strategy"] == {"type": rollout}
+    sync_options = (coordinator["metadata"].get("annotations") or {}).get(
+        "argocd.argoproj.io/sync-options")
+    assert sync_options == ("Replace=true" if rollout == "Recreate" else None)
+    assert "strategy" not in worker["spec"]
+    assert "argocd.argoproj.io/sync-options" not in (worker["metadata"].get("annotations") or {})
 
 
 @CHART_MARKS[0]
 @CHART_MARKS[1]
-def test_without_the_option_there_are_no_budgets_and_no_strategy() -> None:
-    """A document that picks no disruption option gets no manifests and the chart's rollout."""
+def test_without_the_option_there_are_no_budgets_and_a_rolling_update() -> None:
+    """A document that picks no disruption option gets no manifests and RollingUpdate, written out.
+
+    Written rather than left to the chart's `strategy: {}`, so that dropping a Recreate option
+    brings RollingUpdate back under Argo CD's server-side apply (tests/test_kube_strategy.py).
+    """
     t = through_chart(doc("d3"), option_settings())
     assert not [p for p in t.files if "/manifests/" in p]
-    assert "strategy" not in t.deployment("coordinator")["spec"]
+    coordinator = t.deployment("coordinator")
+    assert coordinator["spec"]["strategy"] == {"type": "RollingUpdate"}
+    assert "argocd.argoproj.io/sync-options" not in (
+        coordinator["metadata"].get("annotations") or {})
     app = t.file("trino-applications/d3.yaml")
     assert app is not None and not [s for s in app["spec"]["sources"] if "path" in s]
 

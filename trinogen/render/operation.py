@@ -28,13 +28,30 @@ def values_context(cluster: Cluster, chart: str) -> dict[str, Any]:
     budget = termination_grace(grace, grace if drain is None else drain) if grace else None
     return {
         "placement": {role: _placement(cluster, role, chart) for role in ROLES},
-        "coordinator_strategy": ({"type": cluster.disruption.coordinator_rollout}
-                                 if cluster.disruption else None),
+        **_coordinator_rollout(cluster),
         "termination_grace": budget,
         # Only for an autoscaled cluster whose workers drain: without graceful shutdown a worker
         # is killed after 30 s anyway, and Kubernetes' default behaviour stays as it was.
         "scale_down": scale_down(budget) if budget and cluster.autoscaling else None,
     }
+
+
+def _coordinator_rollout(cluster: Cluster) -> dict[str, Any]:
+    """The coordinator Deployment's strategy, and the Argo CD sync option a Recreate one needs.
+
+    `Replace=true` makes Argo CD replace (PUT) this one Deployment instead of its server-side
+    apply, which cannot switch a running Deployment to `Recreate`: the `rollingUpdate` the API
+    server defaulted belongs to no field manager, so apply keeps it and the API server refuses
+    the pair. After a replace, `strategy.type` belongs to the replace's manager, so a later apply
+    that names no strategy would leave `Recreate` in place: the type is therefore always written,
+    `RollingUpdate` without a disruption option (the chart's own default, spelled out).
+    Issue 20; proven in tests/test_kube_strategy.py, documented in docs/kubernetes.md.
+    """
+    rollout = cluster.disruption.coordinator_rollout if cluster.disruption else "RollingUpdate"
+    return {"coordinator_strategy": {"type": rollout},
+            "coordinator_deployment_annotations": (
+                {"argocd.argoproj.io/sync-options": "Replace=true"}
+                if rollout == "Recreate" else None)}
 
 
 def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:

@@ -8,7 +8,8 @@
 
 A document that picks one (`"disruption": "standard"`) gets a PodDisruptionBudget for its
 workers and one for its coordinator (under `manifests/`, deployed by its Application) and the
-coordinator Deployment's strategy. Every field has a default, so `standard: {}` is valid. To give
+coordinator Deployment's strategy (a Recreate one with Argo CD's `Replace=true`: see
+trinogen/render/operation.py). Every field has a default, so `standard: {}` is valid. To give
 every cluster one, name it in the settings' `defaults` (`defaults: {disruption: standard}`).
 """
 

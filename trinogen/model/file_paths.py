@@ -16,14 +16,13 @@ from typing import NamedTuple
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.files import FILES_DIR, SECRET_FILES_DIR
+from trinogen.model.local_files import HADOOP_SWITCH
 from trinogen.model.properties import Props
 from trinogen.model.rules import CHART_CONFIG_KEYS
 from trinogen.model.types import Connector, FileConfigMap, FileSecret, Mount, Role
 from trinogen.secrets import BoundSegment
 from trinogen.trino.checks import HADOOP_RESOURCES
 from trinogen.trino.paths import REFUSED, file_paths, names_files
-
-HADOOP_SWITCH = "fs.hadoop.enabled"
 
 
 class Mounted(NamedTuple):
@@ -89,7 +88,8 @@ def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
     texts = {key: _text(segments) for key, segments in conn.properties}
     for key in keys:
         # Without legacy Hadoop Trino does not read hive.config.resources at all (the
-        # registry check says so); its files matter only with fs.hadoop.enabled=true.
+        # registry check says so); its files matter only with fs.hadoop.enabled=true, which
+        # only an hdfs storage option writes (its lines are among the catalog's properties).
         if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
             continue
         _judge(key, texts[key], field_path(base, "properties", key), mounted, c)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from trinogen.model.jdbc_options import is_jdbc_url, jdbc_problem
+
 # file: and local: URIs, as a value or a list item (hive.config.resources is comma-separated)
 _LOCAL_URI = re.compile(r"(?:^|,)\s*(?:file|local):", re.IGNORECASE)
 # JDBC driver options that let the database server ask the client for any local file (MySQL
@@ -41,6 +43,24 @@ WHY = "it would read the Trino pods' own files (the service-account token, /proc
 
 def local_file_problem(key: str, value: str) -> str | None:
     """Why a catalog property would give SQL the pod's file system, or None."""
+    if is_jdbc_url(value):  # the driver's own options (trinogen.model.jdbc_options)
+        found = jdbc_problem(value)
+        if found is not None:
+            return found
+    switched = _switch_problem(key, value)
+    if switched is not None:
+        return switched
+    if _LOCAL_URI.search(value):
+        return f"names a local path (file: or local:): {WHY}"
+    if _LOCAL_INFILE.search(value):
+        return f"enables LOCAL INFILE in the JDBC driver (the database server may then ask for any file): {WHY}"
+    if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
+        return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
+    return None
+
+
+def _switch_problem(key: str, value: str) -> str | None:
+    """A file system or connector that serves the pod's files, switched on by its name."""
     if key in LOCAL_SWITCHES:
         return f"the local file system is not offered to documents: {WHY}"
     if key == HADOOP_SWITCH:
@@ -51,10 +71,4 @@ def local_file_problem(key: str, value: str) -> str | None:
         return f"configures the local file system, which is not offered to documents: {WHY}"
     if key == "connector.name" and value.strip().lower() in LOCAL_CONNECTORS:
         return f"the {value.strip()} connector is not offered to documents: {WHY}"
-    if _LOCAL_URI.search(value):
-        return f"names a local path (file: or local:): {WHY}"
-    if _LOCAL_INFILE.search(value):
-        return f"enables LOCAL INFILE in the JDBC driver (the database server may then ask for any file): {WHY}"
-    if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
-        return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
     return None

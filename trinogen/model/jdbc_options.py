@@ -16,8 +16,8 @@ file to write, a local socket to open (MariaDB `localSocket`), Java objects to d
 An attacker's spellings are all read the way some driver reads them: names in any case (pgjdbc
 and Connector/J differ, so the stricter reading wins), `_`/`-` ignored (`ssl_root_cert`), only
 the last segment of a dotted name (`oracle.net.wallet_location`), percent-encoding undone until
-stable, and `key=value` pairs taken from anywhere in the URL, split at `?`, `&`, `;`, `,`,
-parentheses and whitespace: a query string, SQL Server's `;k=v`, Connector/J's host form
+stable, Unicode compatibility forms folded (`ſslfactory`), and `key=value` pairs taken from
+anywhere in the URL, split at `?`, `&`, `;`, `,` and parentheses, names and values trimmed: a query string, SQL Server's `;k=v`, Connector/J's host form
 `(host=h,port=1,socketFactory=x)` and `address=(k=v)`, an Oracle descriptor `(KEY=VALUE)`.
 Every occurrence of a duplicated key is judged (drivers differ on which one wins).
 
@@ -42,6 +42,7 @@ parameters (docs.snowflake.com: private_key_file, CLIENT_CONFIG_FILE); ClickHous
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import NamedTuple
 
 from trinogen.model.checker import show
@@ -68,7 +69,9 @@ def _table(kind: str, drivers: str, *names: str) -> dict[str, DriverOption]:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_\s]", "", name).lower()
+    """A name as the most lenient driver compares it: Java's equalsIgnoreCase folds `ſ` to `s`
+    and the Kelvin sign to `k`, so compatibility forms and case are folded alike."""
+    return re.sub(r"[-_\s]", "", unicodedata.normalize("NFKC", name).casefold())
 
 
 # Keyed by the normalized last segment of the option's name.
@@ -115,7 +118,8 @@ OPTIONS: dict[str, DriverOption] = {
 # Oracle's centralized configuration providers (`jdbc:oracle:thin:@config-file://...`,
 # `@config-azure://...`): the URL's options come from a file or a cloud service.
 _ORACLE_PROVIDER = re.compile(r"@\s*config-", re.IGNORECASE)
-_SEPARATORS = re.compile(r"[?&;,()\s]+")
+# Not whitespace: SQL Server reads `; socketFactoryClass = x` (names and values trimmed).
+_SEPARATORS = re.compile(r"[?&;,()]+")
 _URL_VALUE = re.compile(r"(?:file|jar|local):", re.IGNORECASE)
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _FILE_URL = re.compile(r"file:(.*)", re.IGNORECASE | re.DOTALL)

@@ -41,6 +41,7 @@ parameters (docs.snowflake.com: private_key_file, CLIENT_CONFIG_FILE); ClickHous
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import NamedTuple
@@ -121,12 +122,17 @@ _ORACLE_PROVIDER = re.compile(r"@\s*config-", re.IGNORECASE)
 # Not whitespace: SQL Server reads `; socketFactoryClass = x` (names and values trimmed).
 _SEPARATORS = re.compile(r"[?&;,()]+")
 _URL_VALUE = re.compile(r"(?:file|jar|local):", re.IGNORECASE)
+_JDBC = re.compile(r"\s*jdbc:", re.IGNORECASE)
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _FILE_URL = re.compile(r"file:(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def is_jdbc_url(value: str) -> bool:
-    return value.lstrip().lower().startswith("jdbc:")
+    """Does the value start with a JDBC URL (called for every catalog value: no copies)?"""
+    head = value[:5]
+    if head.lower() == "jdbc:":
+        return True
+    return head[:1].isspace() and _JDBC.match(value) is not None
 
 
 def _decoded(text: str) -> str:
@@ -148,6 +154,8 @@ def _bytes(m: re.Match[str]) -> str:
 
 def options(url: str) -> list[tuple[str, str]]:
     """Every `key=value` pair anywhere in the URL: (key as written, decoded; decoded value)."""
+    if "=" not in url and "%" not in url:  # most URLs: host, port and database only
+        return []
     pairs = []
     for token in _SEPARATORS.split(_decoded(url)):
         key, eq, value = token.partition("=")
@@ -156,6 +164,7 @@ def options(url: str) -> list[tuple[str, str]]:
     return pairs
 
 
+@functools.lru_cache(maxsize=4096)  # the same few names recur across every document
 def option_of(key: str) -> DriverOption | None:
     """The table's entry for a key, by its last dotted segment (`oracle.net.wallet_location`)."""
     return OPTIONS.get(_norm(key.rsplit(".", 1)[-1]))
@@ -164,7 +173,7 @@ def option_of(key: str) -> DriverOption | None:
 def jdbc_problem(url: str) -> str | None:
     """Why a JDBC URL's driver options would act on the pod, or None (file-reading options are
     left to `jdbc_files`: they may name an attached file)."""
-    if _ORACLE_PROVIDER.search(_decoded(url)):
+    if ("@" in url or "%" in url) and _ORACLE_PROVIDER.search(_decoded(url)):
         return (f"the JDBC URL uses an Oracle configuration provider (@config-...), which "
                 f"{FETCH}; write the connection's options in the URL itself")
     for key, value in options(url):

@@ -6,6 +6,7 @@ Test modules keep fixtures that only they use to themselves.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ from bson import json_util
 
 from trinogen.gitops import WorkingCopy
 from trinogen.settings import Settings, load_settings, replace
+from trinogen.settings.named import parse_kind
 from trinogen.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,6 +107,13 @@ def demo_settings(**sections: dict[str, Any]) -> Settings:
     """The demo's settings file (defaults, profiles, examples) with sections overridden."""
     settings = load_settings(ROOT / "config" / "demo.yaml", environ={})
     return replace(settings, **sections) if sections else settings
+
+
+def with_hdfs(settings: Settings) -> Settings:
+    """The settings with a storage option `hdfs`: legacy Hadoop, which a document cannot switch
+    on itself (it serves file:, issue 19), offered by the platform."""
+    stores = {**settings.options("storage"), **parse_kind("storage", {"hdfs": {"type": "hdfs"}}, "t")}
+    return dataclasses.replace(settings, named={**settings.named, "storage": stores})
 
 
 @pytest.fixture

@@ -362,6 +362,19 @@ def _cases() -> list[Case]:
          lambda d: put(d, "connectors", [connector(
              "db", **{"connection-url": "jdbc:postgresql://vault.vault.svc:8200/x",
                       "connection-password": "{{ vault:secret/platform/vault#root_token }}"})]))
+    # issue 19 finding 6: legacy Hadoop serves file: to SQL; JDBC drivers act on the pod
+    fail("legacy-hadoop", s, 'connectors["lake"].properties["fs.hadoop.enabled"]',
+         lambda d: put(d, "connectors", [connector(
+             "lake", **{"connector.name": "hive", "hive.metastore.uri": "thrift://hms:9083",
+                        "fs.hadoop.enabled": "true"})]))
+    fail("jdbc-class", s, 'connectors["pg"].properties.connection-url',
+         lambda d: put(d, "connectors", [connector(
+             "pg", **{"connector.name": "postgresql",
+                    "connection-url": "jdbc:postgresql://pg/x?ssl=true;SSL%2566actory=a.B"})]))
+    fail("jdbc-reads-token", s, 'connectors["my"].properties.connection-url',
+         lambda d: put(d, "connectors", [connector("my", **{
+             "connector.name": "mysql", "connection-url": "jdbc:mysql://(host=db,port=3306,"
+             "serverRSAPublicKeyFile=/var/run/secrets/kubernetes.io/serviceaccount/token)/"})]))
     return out
 
 

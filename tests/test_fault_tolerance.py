@@ -113,6 +113,17 @@ def test_an_exchange_must_fit_its_storage(exchange: dict[str, Any], needle: str)
         settings_with({"x": exchange})
 
 
+def test_an_exchange_on_an_hdfs_store_is_refused() -> None:
+    """trinogen writes the exchange for object stores only; an hdfs store (legacy Hadoop, which
+    serves file:) is refused when the settings load."""
+    s = dataclasses.replace(demo_settings(), named={
+        "storage": parse_kind("storage", {**STORAGE, "hdfs": {"type": "hdfs"}}, "t"),
+        "exchange": parse_kind("exchange", {"x": {"storage": "hdfs", "location": "s3://b/{cluster}"}},
+                               "t")})
+    with pytest.raises(ConfigError, match=r"exchange\.x\.storage: 'hdfs' is an hdfs store"):
+        check(s)
+
+
 def test_an_azure_key_exchange_needs_the_account() -> None:
     """The exchange takes an Azure key only inside a connection string, which names the account."""
     stores = {**STORAGE, "az-noacct": {"type": "azure", "credentials": {

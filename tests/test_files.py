@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from tests.conftest import demo_settings, example_docs
+from tests.conftest import demo_settings, example_docs, with_hdfs
 from trinogen.model import Cluster, Failed, FileConfigMap, FileSecret, Mount, RawDocument, classify
 from trinogen.model.file_paths import Mounted, mounted_files
 from trinogen.render import Renderer
@@ -42,7 +42,7 @@ def doc(files: Any = None, *, connectors: list[dict[str, Any]] | None = None,
 
 
 def outcome(d: dict[str, Any], **sections: Any) -> Cluster | Failed:
-    o = classify(RawDocument(doc_key(d["_id"]), d), demo_settings(**sections))
+    o = classify(RawDocument(doc_key(d["_id"]), d), with_hdfs(demo_settings(**sections)))
     assert isinstance(o, (Cluster, Failed))
     return o
 
@@ -52,9 +52,10 @@ def problems(d: dict[str, Any], **sections: Any) -> list[tuple[str, str]]:
     return [] if isinstance(o, Cluster) else [(p.field, p.message) for p in o.problems]
 
 
-def hive(**props: str) -> dict[str, Any]:
-    return {"name": "hive", "properties": {"connector.name": "hive",
-                                           "hive.metastore.uri": "thrift://m:9083", **props}}
+def hive(storage: str | None = None, **props: str) -> dict[str, Any]:
+    entry = {"name": "hive", "properties": {"connector.name": "hive",
+                                            "hive.metastore.uri": "thrift://m:9083", **props}}
+    return entry if storage is None else {**entry, "storage": storage}
 
 
 # --- what a document may attach ---------------------------------------------------------------
@@ -209,7 +210,7 @@ FILES = [{"name": "core-site.xml", "content": CORE_SITE},
          {"name": "trino.keytab", "secret": KEYTAB_REF, "encoding": "base64"}]
 MOUNTED_TEXT = "/etc/trino/files/core-site.xml"
 MOUNTED_SECRET = "/etc/trino/secret-files/trino.keytab"
-HADOOP = {"fs.hadoop.enabled": "true"}
+HADOOP = {"storage": "hdfs"}  # legacy Hadoop, from the platform's storage option
 
 # (id, document, problems as (field path, fragment); [] = valid)
 PATH_RULES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
@@ -236,6 +237,10 @@ PATH_RULES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
     ("hadoop resources without hadoop: only the registry's refusal", doc(FILES, connectors=[hive(
         **{"hive.config.resources": MOUNTED_TEXT, "fs.native-s3.enabled": "true"})]),
      [('connectors["hive"].properties["hive.config.resources"]', "fs.hadoop.enabled=true")]),
+    ("legacy Hadoop switched on by the document", doc(FILES, connectors=[hive(
+        **{"fs.hadoop.enabled": "true", "hive.config.resources": MOUNTED_TEXT})]),
+     [('connectors["hive"].properties["fs.hadoop.enabled"]', "storage option of type hdfs"),
+      ('connectors["hive"].properties["hive.config.resources"]', "type hdfs")]),
     ("a server property at an unmounted file", doc(FILES, properties={
         "http-server": {"authentication.krb5.keytab": "/etc/krb5.keytab"}}),
      [('properties.http-server["authentication.krb5.keytab"]', "not a file the pods mount")]),

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests import k8s_schema
-from tests.conftest import CHART_DIR, SCHEMAS, demo_settings, example_docs, needs
+from tests.conftest import CHART_DIR, SCHEMAS, demo_settings, example_docs, needs, with_hdfs
 from tests.fakes import FakeReader, FakeRepo, FakeSource
 from tests.test_chart import helm_python, render_through_chart
 from trinogen import pipeline
@@ -42,8 +42,8 @@ FILES = [
     {"name": "trino.keytab", "secret": f"{{{{ vault:{KEYTAB_PATH}#keytab }}}}", "encoding": "base64"},
     {"name": "gcs-key.json", "secret": "{{ GCS_KEY }}"},
 ]
-HIVE = {"name": "hive", "properties": {
-    "connector.name": "hive", "hive.metastore.uri": "thrift://m:9083", "fs.hadoop.enabled": "true",
+HIVE = {"name": "hive", "storage": "hdfs", "properties": {  # legacy Hadoop: the platform's option
+    "connector.name": "hive", "hive.metastore.uri": "thrift://m:9083",
     "hive.config.resources": "/etc/trino/files/core-site.xml,/etc/trino/files/hdfs-site.xml",
     "hive.metastore.authentication.type": "KERBEROS",
     "hive.metastore.client.principal": "trino@EXAMPLE.COM",
@@ -69,7 +69,7 @@ def document() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def rendered() -> tuple[dict[str, bytes], list[dict[str, Any]]]:
     """trinogen's files for the document, and the chart's objects from its values.yaml."""
-    settings = demo_settings()
+    settings = with_hdfs(demo_settings())
     d = document()
     cluster = classify(RawDocument(doc_key(d["_id"]), d), settings)
     assert isinstance(cluster, Cluster), cluster
@@ -216,7 +216,7 @@ def test_the_external_secret_is_valid_and_names_the_vault_refs(
 def test_secret_file_values_appear_nowhere_in_git_or_output() -> None:
     """A checked sync reads the secret files from Vault, pins their versions, and no value (nor
     its base64 or JSON form) reaches any file in git, the report or its JSON."""
-    settings = demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True})
+    settings = with_hdfs(demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True}))
     d = document()
     src, repo = FakeSource({doc_key(d["_id"]): d}), FakeRepo()
     reader = FakeReader(VAULT, {KEYTAB_PATH: 3, f"secret/trino/{CID}": 5})
@@ -233,7 +233,7 @@ def test_secret_file_values_appear_nowhere_in_git_or_output() -> None:
 
 def test_a_rotated_secret_file_rolls_the_pods() -> None:
     """A new Vault version of a secret file changes the pods' secrets checksum."""
-    settings = demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True})
+    settings = with_hdfs(demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True}))
     d = document()
     src, repo = FakeSource({doc_key(d["_id"]): d}), FakeRepo()
     reader = FakeReader(VAULT, {KEYTAB_PATH: 1, f"secret/trino/{CID}": 1})
@@ -251,7 +251,7 @@ def test_a_rotated_secret_file_rolls_the_pods() -> None:
 def test_removing_the_files_removes_their_manifests_and_sources() -> None:
     """When a document drops `files`, the next sync deletes the ConfigMap and the ExternalSecret
     and the Application loses the folders they were in; the catalog needing them must go too."""
-    settings = demo_settings(git={"remote": "https://git.example.com/g.git"})
+    settings = with_hdfs(demo_settings(git={"remote": "https://git.example.com/g.git"}))
     d = document()
     key = doc_key(d["_id"])
     src, repo = FakeSource({key: d}), FakeRepo()
@@ -274,7 +274,7 @@ def test_removing_the_files_removes_their_manifests_and_sources() -> None:
 def test_a_secret_file_missing_in_vault_fails_its_cluster_naming_it() -> None:
     """A checked sync whose Vault lacks a secret file's key fails that cluster (stage secrets),
     naming the Secret, the file and the placeholder; nothing of it is written."""
-    settings = demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True})
+    settings = with_hdfs(demo_settings(git={"remote": "https://git.example.com/g.git"}, secrets={"check": True}))
     d = document()
     src, repo = FakeSource({doc_key(d["_id"]): d}), FakeRepo()
     reader = FakeReader({KEYTAB_PATH: {"other": "x"}, **{k: v for k, v in VAULT.items() if k != KEYTAB_PATH}})

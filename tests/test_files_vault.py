@@ -15,7 +15,7 @@ import pytest
 import yaml
 from bson import ObjectId
 
-from tests.conftest import commit_count
+from tests.conftest import commit_count, with_hdfs
 from tests.openbao import OpenBao, bao_binary, openbao, put
 from tests.test_vault import World, secret_value
 
@@ -37,9 +37,8 @@ def document() -> dict[str, Any]:
                 {"name": "trino.keytab", "secret": f"{{{{ vault:secret/trino/{CID}/kerberos#keytab }}}}",
                  "encoding": "base64"},
                 {"name": "gcs.json", "secret": "{{ GCS_KEY }}"}],
-            "connectors": [{"name": "hive", "properties": {
+            "connectors": [{"name": "hive", "storage": "hdfs", "properties": {
                 "connector.name": "hive", "hive.metastore.uri": "thrift://m:9083",
-                "fs.hadoop.enabled": "true",
                 "hive.config.resources": "/etc/trino/files/core-site.xml",
                 "hive.metastore.authentication.type": "KERBEROS",
                 "hive.metastore.service.principal": "hive/_HOST@EXAMPLE.COM",
@@ -67,6 +66,7 @@ def test_secret_files_never_reach_git_and_a_rotation_rolls_the_pods(
     put(root, f"trino/{CID}/kerberos", {"keytab": keytabs[0]})
     put(root, f"trino/{CID}", {"GCS_KEY": gcs})
     w = World(tmp_path, bao, [document()])
+    w.settings = with_hdfs(w.settings)  # legacy Hadoop for hive.config.resources
     caplog.set_level(logging.DEBUG)
     reports = [w.sync()]
     es_path = f"trino-clusters/{CID}/secrets/{CID}-trino-secret-files.yaml"

@@ -16,6 +16,10 @@ from trinogen.model.local_files import local_file_problem
 
 @pytest.mark.parametrize(("key", "value"), [
     ("fs.native-local.enabled", "true"), ("fs.native-local.enabled", " TRUE"),
+    # the switches are not a document's, whatever the value (Trino 483 renamed the local one)
+    ("fs.native-local.enabled", "false"), ("fs.local.enabled", "true"),
+    # legacy Hadoop serves file: locations named in SQL or by a metastore (issue 19)
+    ("fs.hadoop.enabled", "true"), ("fs.hadoop.enabled", "TRUE "), ("fs.hadoop.enabled", "false"),
     ("local.location", "/"), ("local.location", "/var/run/secrets"),
     ("hive.metastore.catalog.dir", "local:///"), ("hive.metastore.catalog.dir", "file:///tmp/m"),
     ("hive.metastore.catalog.dir", "FILE:/proc"), ("iceberg.rest-catalog.warehouse", "file:/x"),
@@ -36,7 +40,7 @@ def test_what_reaches_the_pods_files_is_found(key: str, value: str) -> None:
 
 
 @pytest.mark.parametrize(("key", "value"), [
-    ("fs.native-local.enabled", "false"), ("fs.native-s3.enabled", "true"),
+    ("fs.native-s3.enabled", "true"), ("fs.hadoop.enabled-x", "true"),
     ("hive.metastore.catalog.dir", "s3://bucket/metastore"), ("hive.metastore", "file"),
     ("connection-url", "jdbc:postgresql://db:5432/profile"), ("description", "a file: b"),
     ("connector.name", "hive"), ("hive.config.resources", "/etc/trino/files/core-site.xml"),

@@ -30,6 +30,7 @@ STORAGE: dict[str, Any] = {
     "lake-gcs-key": {"type": "gcs", "credentials": {"vault": {"json_key": "secret/trino/{cluster}/gcs#key"}}},
     "lake-az": {"type": "azure", "account": "lakeacct", "credentials": "workload-identity"},
     "lake-az-key": {"type": "azure", "credentials": {"vault": {"access_key": "secret/trino/{cluster}/az#key"}}},
+    "hdfs": {"type": "hdfs", "properties": {"hive.dfs.replication": "2"}},
 }
 
 
@@ -82,7 +83,13 @@ def test_options_are_read_with_every_field() -> None:
 
 
 @pytest.mark.parametrize(("raw", "needle"), [
-    ({"type": "hdfs"}, r"lake\.type must be one of s3, gcs, azure"),
+    ({"type": "ftp"}, r"lake\.type must be one of s3, gcs, azure, hdfs"),
+    ({"type": "hdfs", "credentials": "workload-identity"},
+     r"lake\.credentials is not a field of a hdfs store"),
+    ({"type": "hdfs", "properties": {"hive.config.resources": "/etc/hadoop/core-site.xml"}},
+     r"'hive\.config\.resources' is not a hive\.dfs\.\* property"),
+    ({"type": "hdfs", "properties": {"fs.native-local.enabled": "true"}},
+     r"'fs\.native-local\.enabled' is not a hive\.dfs\.\* property"),
     ({"type": "s3", "credentials": "workload-identity"}, r"lake\.region is required"),
     ({"type": "s3", "region": "eu west", "credentials": "workload-identity"}, r"lake\.region"),
     ({"type": "s3", "region": "x", "credentials": "workload-identity", "projectId": "p"},
@@ -126,6 +133,7 @@ S3_ENV_ACCESS = "TRINO_VAULT_SECRET_TRINO_LAKE_S3_ACCESS_KEY_"  # + 8 hex of the
     ("lake-eu", {"fs.native-s3.enabled": "true", "s3.region": "eu-west-1"}),
     ("lake-gcs", {"fs.native-gcs.enabled": "true", "gcs.project-id": "analytics"}),
     ("lake-az", {"fs.native-azure.enabled": "true", "azure.auth-type": "DEFAULT"}),
+    ("hdfs", {"fs.hadoop.enabled": "true", "hive.dfs.replication": "2"}),
 ])
 def test_workload_identity_stores_write_their_switch_and_settings_only(
     storage: str, expected: dict[str, str]
@@ -189,14 +197,39 @@ def test_the_rendered_files_hold_no_secret_and_the_external_secret_maps_the_keys
     ("iceberg", {"iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": "http://r",
                  "s3.endpoint": "http://x"},
      'connectors["lake"].properties["s3.endpoint"]', "is written by the storage option"),
+    ("hive", {"storage": "hdfs", "hive.dfs.replication": "3"},
+     'connectors["lake"].properties["hive.dfs.replication"]', "is written by the storage option"),
+    ("postgresql", {"storage": "hdfs", "connection-url": "jdbc:postgresql://pg/dw"},
+     'connectors["lake"].storage', "reads no file system"),
+    # legacy Hadoop serves file: (issue 19): only the platform's hdfs store switches it on
+    ("hive", {"storage": "hdfs", "fs.hadoop.enabled": "true"},
+     'connectors["lake"].properties["fs.hadoop.enabled"]', "storage option of type hdfs"),
+    ("hive", {"fs.hadoop.enabled": "true"},
+     'connectors["lake"].properties["fs.hadoop.enabled"]', "serves file: locations"),
 ])
 def test_a_catalog_that_cannot_take_the_store_is_refused(
     connector: str, props: dict[str, str], field: str, needle: str
 ) -> None:
-    """A non-lake connector, or a catalog also setting the store's properties, fails there."""
-    outcome = classify(RawDocument('"d"', doc(hive("lake-eu", connector, **props))),
+    """A non-lake connector, a catalog also setting the store's properties, or one switching
+    legacy Hadoop on itself, fails there."""
+    store = props.pop("storage", "lake-eu")
+    outcome = classify(RawDocument('"d"', doc(hive(store, connector, **props))),
                        settings_with())
     assert any(f == field and needle in m for f, m in problems(outcome)), problems(outcome)
+
+
+def test_hadoop_resources_need_the_hdfs_store_and_a_mounted_file() -> None:
+    """With the platform's hdfs store, a catalog names its attached core-site.xml (the attached
+    files feature); the same catalog without the store is refused by the registry check."""
+    files = [{"name": "core-site.xml", "content": "<configuration/>\n"}]
+    props = {"hive.config.resources": "/etc/trino/files/core-site.xml"}
+    ok = classify(RawDocument('"d"', {**doc(hive("hdfs", **props)), "files": files}),
+                  settings_with())
+    assert catalog(ok)["fs.hadoop.enabled"] == "true"
+    without = classify(RawDocument('"d"', {**doc(hive("lake-eu", **props)), "files": files}),
+                       settings_with())
+    assert [f for f, m in problems(without) if "type hdfs" in m] == [
+        'connectors["lake"].properties["hive.config.resources"]']
 
 
 def test_an_unknown_store_name_lists_the_known_ones() -> None:

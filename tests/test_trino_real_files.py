@@ -1,7 +1,8 @@
 """A real Trino reads the files trinogen attaches, where the chart mounts them (issue 13, item 6).
 
-A hive catalog with legacy Hadoop (`fs.hadoop.enabled=true`) and `hive.config.resources`
-naming an attached core-site.xml, and one whose Kerberos metastore keytab is an attached secret
+A hive catalog with legacy Hadoop (`fs.hadoop.enabled=true`, written by the platform's storage
+option of type hdfs: a document may not write it) and `hive.config.resources` naming an attached
+core-site.xml, and one whose Kerberos metastore keytab is an attached secret
 file, go through trinogen and the real chart; the pod's files are
 laid out from the chart's volumes and volumeMounts (trinogen's own ConfigMap included, and the
 Secret of secret files filled as ESO would, with test bytes), changed only as
@@ -25,7 +26,7 @@ import pytest
 import yaml
 
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings
+from tests.conftest import CHART_DIR, demo_settings, with_hdfs
 from tests.marks import REAL_TRINO, helm_python
 from tests.test_trino_real import BOOT_TIMEOUT, DEAD_METASTORE, for_laptop, heap_factor
 from trinogen.model import Cluster, RawDocument, classify
@@ -48,9 +49,9 @@ DOCUMENT = {
          "encoding": "base64"},
     ],
     "connectors": [
-        {"name": "hadoop", "properties": {
+        {"name": "hadoop", "storage": "hdfs", "properties": {
             "connector.name": "hive", "hive.metastore.uri": DEAD_METASTORE,
-            "fs.hadoop.enabled": "true", "hive.config.resources": CORE_SITE_POD}},
+            "hive.config.resources": CORE_SITE_POD}},
         # Trino checks at startup that the metastore keytab exists (it logs in on first use)
         {"name": "kerberized", "properties": {
             "connector.name": "hive", "hive.metastore.uri": DEAD_METASTORE,
@@ -103,7 +104,7 @@ def pod_files(files: Mapping[str, bytes], objects: list[dict[str, Any]], role: s
 
 @pytest.fixture(scope="module")
 def pods() -> dict[str, ts.NodeFiles]:
-    settings = demo_settings()
+    settings = with_hdfs(demo_settings())
     cluster = classify(RawDocument(doc_key(DOCUMENT["_id"]), DOCUMENT), settings)
     assert isinstance(cluster, Cluster), cluster
     files = Renderer(settings).render_cluster(cluster, {})

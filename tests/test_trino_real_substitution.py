@@ -6,7 +6,9 @@ files below are then written into its pod directly, bypassing trinogen's refusal
 QET, MID and DCT in the pod's environment. Trino resolves `${Env:QET}` in config.properties and
 `1${eNv:MID}h` mid-value; `${Env:DCT}` and `1${eNv:MID}9` in catalog properties (SHOW SESSION
 shows the defaults they set); and a hive catalog on the native local file system reads a file
-of the pod (standing in for /var/run/secrets) as a table. trinogen refuses each as a document.
+of the pod (standing in for /var/run/secrets) as a table, as does a hive catalog with legacy
+Hadoop through a `file:` location named in SQL. trinogen refuses each as a document (legacy
+Hadoop comes only from the platform's storage option of type hdfs).
 (`connector.name` itself is not substituted: Trino reads it before resolving the rest.)
 """
 
@@ -19,11 +21,12 @@ from typing import Any
 import pytest
 
 from tests import trino_server as ts
-from tests.conftest import CHART_DIR, demo_settings
+from tests.conftest import CHART_DIR, demo_settings, with_hdfs
 from tests.marks import REAL_TRINO, helm_python
 from tests.test_library import classified, cluster_doc, library, messages
 from tests.test_trino_real import _catalog, _doc, heap_factor, render_pods
 from tests.test_trino_real_files import Boot, boot_alone
+from trinogen.model import Cluster
 
 pytestmark = REAL_TRINO
 
@@ -52,6 +55,13 @@ def _local_hive(root: Path) -> dict[str, str]:
     return {"connector.name": "hive", "hive.metastore": "file",
             "hive.metastore.catalog.dir": "local:///metastore",
             "fs.native-local.enabled": "true", "local.location": str(root)}
+
+
+# The document's form of the "hadoop" catalog booted below: there the metastore is a local file
+# metastore only because the test has no remote one (trinogen refuses that on its own); the
+# file: read comes from SQL, which any metastore serves once legacy Hadoop is on.
+HADOOP_DOC = {"connector.name": "hive", "hive.metastore.uri": "thrift://metastore.example:9083",
+              "fs.hadoop.enabled": "true"}
 
 
 def _props(props: dict[str, str]) -> str:
@@ -119,9 +129,22 @@ def test_a_local_catalog_reads_the_pods_files_through_sql(boot: Boot) -> None:
 
 
 def test_the_legacy_hadoop_file_system_serves_file_uris_from_sql(boot: Boot) -> None:
-    """Known limitation (docs/security.md): with fs.hadoop.enabled, a table's location in SQL
-    may be a `file:` URI, which trinogen cannot see in the catalog's properties."""
+    """With fs.hadoop.enabled, a table's location in SQL may be a `file:` URI, which no catalog
+    property shows: why a document may not switch legacy Hadoop on (issue 19)."""
     assert boot.rows[SQL[7]] == [[TOKEN]]
+
+
+def test_legacy_hadoop_is_only_the_platforms_storage_option() -> None:
+    """The hadoop catalog fails as a document only at fs.hadoop.enabled; the same catalog
+    picking an hdfs storage option (the platform accepting the risk) is accepted."""
+    doc = cluster_doc("subst", "growth_analytics", [{"name": "hadoop", "properties": HADOOP_DOC}])
+    assert [m.split(": ", 1)[0] for m in messages(classified(doc, library()))] == [
+        'connectors["hadoop"].properties["fs.hadoop.enabled"]']
+    props = {k: v for k, v in HADOOP_DOC.items() if k != "fs.hadoop.enabled"}
+    picked = cluster_doc("subst", "growth_analytics",
+                         [{"name": "hadoop", "storage": "hdfs", "properties": props}])
+    accepted = classified(picked, library(), with_hdfs(demo_settings()))
+    assert isinstance(accepted, Cluster), accepted
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -135,6 +158,8 @@ def test_the_legacy_hadoop_file_system_serves_file_uris_from_sql(boot: Boot) -> 
      'connectors["root"].properties["fs.native-local.enabled"]'),
     ({"connectors": [{"name": "root", "properties": _local_hive(Path("/"))}]},
      'connectors["root"].properties["local.location"]'),
+    ({"connectors": [{"name": "hadoop", "properties": HADOOP_DOC}]},
+     'connectors["hadoop"].properties["fs.hadoop.enabled"]'),
 ])
 def test_trinogen_refuses_the_same_documents(body: dict[str, Any], field: str) -> None:
     """Written as a document, each of the files above fails at its field."""

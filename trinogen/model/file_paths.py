@@ -16,14 +16,14 @@ from typing import NamedTuple
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.files import FILES_DIR, SECRET_FILES_DIR
+from trinogen.model.jdbc_options import is_jdbc_url, jdbc_files
+from trinogen.model.local_files import HADOOP_SWITCH
 from trinogen.model.properties import Props
 from trinogen.model.rules import CHART_CONFIG_KEYS
 from trinogen.model.types import Connector, FileConfigMap, FileSecret, Mount, Role
 from trinogen.secrets import BoundSegment
 from trinogen.trino.checks import HADOOP_RESOURCES
 from trinogen.trino.paths import REFUSED, file_paths, names_files
-
-HADOOP_SWITCH = "fs.hadoop.enabled"
 
 
 class Mounted(NamedTuple):
@@ -82,17 +82,45 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
 
 def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
     """Judge one catalog's properties, each placeholder read as the text the document wrote."""
+    base = f"connectors[{json.dumps(conn.name)}]"
+    _judge_jdbc_urls(conn, base, mounted, c)
     keys = [key for key, _ in conn.properties if key in REFUSED or names_files(key)]
     if not keys:  # most catalogs: no property names a file
         return
-    base = f"connectors[{json.dumps(conn.name)}]"
     texts = {key: _text(segments) for key, segments in conn.properties}
     for key in keys:
         # Without legacy Hadoop Trino does not read hive.config.resources at all (the
-        # registry check says so); its files matter only with fs.hadoop.enabled=true.
+        # registry check says so); its files matter only with fs.hadoop.enabled=true, which
+        # only an hdfs storage option writes (its lines are among the catalog's properties).
         if key == HADOOP_RESOURCES and texts.get(HADOOP_SWITCH, "").strip().lower() != "true":
             continue
         _judge(key, texts[key], field_path(base, "properties", key), mounted, c)
+
+
+def _judge_jdbc_urls(conn: Connector, base: str, mounted: Mounted, c: Checker) -> None:
+    for key, segments in conn.properties:
+        if segments and isinstance(segments[0], str) and is_jdbc_url(segments[0]):
+            _judge_jdbc(_text(segments), field_path(base, "properties", key), mounted, c)
+
+
+def _judge_jdbc(url: str, path: str, mounted: Mounted, c: Checker) -> None:
+    """A JDBC driver reads only files the document attached: never the platform's mounts, the
+    service-account token or anything else of the pod (trinogen.model.jdbc_options)."""
+    for option, file in jdbc_files(url):
+        if _attached(file, mounted):
+            continue
+        c.error(path, f"the JDBC driver option {show(option)} names {show(file)}, which is not "
+                f"a file attached under files (a driver may read only those: a text file at "
+                f"{FILES_DIR}/<name>, a secret file at {SECRET_FILES_DIR}/<name>, or either "
+                "directory itself)")
+
+
+def _attached(file: str, mounted: Mounted) -> bool:
+    if file.rstrip("/") in (FILES_DIR, SECRET_FILES_DIR):
+        return True  # a directory option (Oracle's TNS_ADMIN, wallet_location)
+    clean = posixpath.normpath(file) == file
+    return clean and file.startswith((FILES_DIR + "/", SECRET_FILES_DIR + "/")) \
+        and mounted.holds(file)
 
 
 def _text(segments: tuple[BoundSegment, ...]) -> str:

@@ -22,11 +22,13 @@ from trinogen.trino.checks import LAKE_CONNECTORS
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
     from trinogen.settings.options.storage import Storage
 
-# Each store type's native file-system switch, as Trino >= 458 names it, and the name Trino
-# 483 gave it (the old one stays as a deprecated alias there).
+# Each store type's file-system switch, as Trino >= 458 names it, and the name Trino 483 gave
+# it (the old one stays as a deprecated alias there). Legacy Hadoop kept its name; a document
+# may not write it (trinogen.model.local_files), so an `hdfs` store is the only way to it.
 SWITCHES = {"s3": ("fs.native-s3.enabled", "fs.s3.enabled"),
             "gcs": ("fs.native-gcs.enabled", "fs.gcs.enabled"),
-            "azure": ("fs.native-azure.enabled", "fs.azure.enabled")}
+            "azure": ("fs.native-azure.enabled", "fs.azure.enabled"),
+            "hdfs": ("fs.hadoop.enabled", "fs.hadoop.enabled")}
 # Trino's catalog property for each Vault-held credential of a store.
 CREDENTIAL_KEYS = {"access_key": {"s3": "s3.aws-access-key", "azure": "azure.access-key"},
                    "secret_key": {"s3": "s3.aws-secret-key"},

@@ -147,6 +147,9 @@ def _check_exchanges(s: Settings) -> None:
             known = ", ".join(sorted(stores)) or "none are configured"
             raise ConfigError(f"exchange.{name}.storage: {ex.storage!r} is not a storage "
                               f"option ({known})")
+        if store.type == "hdfs":  # trinogen writes the exchange for the object stores only
+            raise ConfigError(f"exchange.{name}.storage: {ex.storage!r} is an hdfs store; the "
+                              "exchange spools to an s3, gcs or azure store")
         if store.type == "azure" and store.vault and store.account is None:
             raise ConfigError(f"exchange.{name}.storage: the exchange takes an Azure access "
                               f"key only with its account: set storage.{ex.storage}.account")

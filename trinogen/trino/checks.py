@@ -175,9 +175,10 @@ def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
 # With fs.hadoop.enabled=true the files it lists must exist in the pods: the model holds every
 # property naming a file to the cluster's mounted files (trinogen.model.files).
 _HADOOP_OFF = (f"{HADOOP_RESOURCES} is used only with fs.hadoop.enabled=true (Trino >= 458 "
-               "refuses to start with it otherwise: was not used); set fs.hadoop.enabled=true "
-               "in this catalog and attach the files it lists under files, so that they are "
-               "mounted, or use the native file systems (fs.native-s3.enabled=true and s3.*)")
+               "refuses to start with it otherwise: was not used); legacy Hadoop comes only "
+               "from a storage option of type hdfs (connectors[].storage), with the files it "
+               "lists attached under files, so that they are mounted; or use the native file "
+               "systems (a storage option of type s3, gcs or azure)")
 
 
 # --- server, role and node properties -----------------------------------------------------

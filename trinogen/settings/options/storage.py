@@ -5,6 +5,11 @@ picks one with `connectors[].storage`, and the exchange options name one too. Wh
 into (the `fs.*`, `s3.*`, `gcs.*` or `azure.*` properties) is decided in `trinogen.model.storage`;
 here only its shape is checked, when the settings are loaded. Pure.
 
+A store of type `hdfs` is the legacy Hadoop file system (`fs.hadoop.enabled=true`), the only way
+to it (issue 19): Hadoop serves every scheme no native file system takes, `file:` included, so a
+catalog with it reads the pods' own files through a location in SQL or one a metastore hands
+out. Offering an `hdfs` store is the platform accepting that for the tenants it lets pick it.
+
 Credentials are either the pods' workload identity (IRSA, GKE or Azure workload identity: no
 secret at all) or Vault references `<mount>/<path>#<key>` (`{cluster}` and `{owner}` are
 substituted per cluster), which reach Trino as `${ENV:...}` through the cluster's ExternalSecret.
@@ -22,16 +27,19 @@ from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import is_http_url, property_lines
 from trinogen.settings.options.metadata import SAMPLE
 
-TYPES = ("s3", "gcs", "azure")
+TYPES = ("s3", "gcs", "azure", "hdfs")
 WORKLOAD_IDENTITY = "workload-identity"
 # Vault-held credentials each type takes: the key under `credentials.vault`, all required.
 VAULT_KEYS: dict[str, tuple[str, ...]] = {
     "s3": ("access_key", "secret_key"),
     "gcs": ("json_key",),  # the key file's JSON text: gcs.json-key takes it inline
     "azure": ("access_key",),  # azure.auth-type=ACCESS_KEY; the account comes from the location
+    "hdfs": (),  # Kerberos (hive.hdfs.*) and core-site.xml are the catalog's, from its files
 }
 # What a catalog may tune through `properties` (the rest of the type's namespace).
-PREFIXES = {"s3": "s3.", "gcs": "gcs.", "azure": "azure."}
+# For HDFS that is the client's tuning (hive.dfs.*, Trino 476); the catalog keeps its own
+# hive.config.resources (attached files) and its Kerberos identity (hive.hdfs.*).
+PREFIXES = {"s3": "s3.", "gcs": "gcs.", "azure": "azure.", "hdfs": "hive.dfs."}
 # The catalog properties a store's fields may write (trinogen.model.storage): `properties` may
 # not set them a second time.
 OWNED = {
@@ -41,6 +49,7 @@ OWNED = {
     "gcs": frozenset({"gcs.project-id", "gcs.json-key", "gcs.json-key-file-path",
                       "gcs.use-access-token", "gcs.auth-type"}),
     "azure": frozenset({"azure.auth-type", "azure.access-key"}),
+    "hdfs": frozenset(),
 }
 SSE_TYPES = ("S3", "KMS")  # Trino's s3.sse.type besides NONE (CUSTOMER needs a per-request key)
 _FIELDS = {
@@ -48,6 +57,7 @@ _FIELDS = {
            "properties"},
     "gcs": {"type", "project_id", "credentials", "properties"},
     "azure": {"type", "account", "credentials", "properties"},
+    "hdfs": {"type", "properties"},
 }
 _WORD = re.compile(r"[-A-Za-z0-9_.:/@]+")  # regions, project ids, ARNs, KMS key ids
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")  # an Azure storage account name
@@ -89,18 +99,30 @@ def parse(where: str, raw: Mapping[str, Any]) -> Storage:
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]} is not a field of a {kind} store (fields: "
                           f"{', '.join(sorted(_FIELDS[kind]))})")
-    common = {"type": kind, "vault": _credentials(where, kind, raw.get("credentials")),
+    # an hdfs store has no credentials field: Kerberos (hive.hdfs.*) is the catalog's
+    vault = _credentials(where, kind, raw.get("credentials")) if VAULT_KEYS[kind] else ()
+    common = {"type": kind, "vault": vault,
               "properties": _properties(where, kind, raw.get("properties"))}
     if kind == "s3":
-        sse_type, kms = _sse(where, raw.get("sse"))
-        return Storage(**common, region=_word(where, "region", raw.get("region"), required=True),
-                       endpoint=_url(where, "endpoint", raw.get("endpoint")),
-                       path_style_access=_flag(where, "path_style_access",
-                                               raw.get("path_style_access")),
-                       sse_type=sse_type, sse_kms_key_id=kms,
-                       iam_role=_word(where, "iam_role", raw.get("iam_role")))
+        return _s3(where, raw, common)
+    if kind == "hdfs":
+        return Storage(**common)
     if kind == "gcs":
         return Storage(**common, project_id=_word(where, "project_id", raw.get("project_id")))
+    return _azure(where, raw, common)
+
+
+def _s3(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> Storage:
+    sse_type, kms = _sse(where, raw.get("sse"))
+    return Storage(**common, region=_word(where, "region", raw.get("region"), required=True),
+                   endpoint=_url(where, "endpoint", raw.get("endpoint")),
+                   path_style_access=_flag(where, "path_style_access",
+                                           raw.get("path_style_access")),
+                   sse_type=sse_type, sse_kms_key_id=kms,
+                   iam_role=_word(where, "iam_role", raw.get("iam_role")))
+
+
+def _azure(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> Storage:
     account = raw.get("account")
     if account is not None and (type(account) is not str or not _ACCOUNT.fullmatch(account)):
         raise ConfigError(f"{where}.account must be an Azure storage account name (3 to 24 "

@@ -320,8 +320,9 @@ def _decode(status: int, raw: bytes, view: KubeArgoView) -> Any:
 
 
 def _text(value: Any) -> str | None:
-    """A string from an Application as trinogen shows it: printable, at most MAX_TEXT long."""
-    if value is None or isinstance(value, (dict, list)):
+    """A string from an Application as trinogen shows it: printable, at most MAX_TEXT long;
+    None for none (or an empty one)."""
+    if value is None or value == "" or isinstance(value, (dict, list)):
         return None
     text = "".join(c if c.isprintable() else " " for c in str(value)[:MAX_TEXT + 1])
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."

@@ -57,7 +57,10 @@ RECORDS: dict[str, dict[str, Any]] = {
      {"trino-gone": "was pruned", "trino-new": "no status record names cluster new",
       "trino-never": "never synced", "nolabel": "no trinogen.io/cluster label",
       "old-one": "Application is trino-one, not this one"}),
-], ids=["all-there", "missing", "unexplained"])
+    # named for one cluster, labelled for another: not the first one's Application
+    ([app("trino-one", "two"), app("trino-two", "two"), app("trino-broken", "broken")],
+     ["one"], {"trino-one": "its label says cluster two"}),
+], ids=["all-there", "missing", "unexplained", "label-mismatch"])
 def test_join_flags_missing_and_unexplained_applications(
         apps: list[AppView], missing: list[str], unexplained: dict[str, str]) -> None:
     """An Application is expected for each synced cluster (and each failed one that synced
@@ -69,6 +72,7 @@ def test_join_flags_missing_and_unexplained_applications(
     for u in join.unexplained:
         assert unexplained[u.application] in u.reason
     assert set(join.rows) == {"one", "two", "broken"}
+    assert all(r.app is None or r.app.cluster_id == cid for cid, r in join.rows.items())
 
 
 def test_join_without_records_lists_applications_by_label_and_flags_nothing() -> None:
@@ -265,3 +269,33 @@ def test_a_sync_never_loads_the_kubernetes_client(tmp_path: Path) -> None:
                          cwd=tmp_path, timeout=120, check=False)
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last == {"code": 0, "argocd": False}, out.stderr
+
+
+@pytest.mark.parametrize(("args", "env", "code", "says"), [
+    # auto: no credentials anywhere, so Argo CD is not read and status says why
+    (["status"], {}, 0, "Argo CD not read: no kubeconfig or in-cluster service account found"),
+    # --no-argocd: not read even with a kubeconfig (here one that would fail to load)
+    (["status", "--no-argocd"], {"KUBECONFIG": "{tmp}/broken"}, 0, "Argo CD not read: turned off"),
+    # the setting, too
+    (["status"], {"KUBECONFIG": "{tmp}/broken", "TRINOGEN_ARGOCD_READ_STATUS": "never"}, 0,
+     "Argo CD not read: turned off"),
+    # --argocd without credentials: a usage error saying where credentials come from
+    (["status", "--argocd"], {}, 2, "no Kubernetes credentials to read Argo CD with"),
+    # auto with a kubeconfig that cannot be used: an error, not a silent git-only status
+    (["status"], {"KUBECONFIG": "{tmp}/broken"}, 2, "no current-context; set argocd.kube_context"),
+])
+def test_status_decides_whether_to_read_argo_cd(tmp_path: Path, args: list[str],
+                                                env: dict[str, str], code: int,
+                                                says: str) -> None:
+    """argocd.read_status (auto by default) and --argocd/--no-argocd decide; reading that was
+    asked for and cannot be done fails with what to do."""
+    from typer.testing import CliRunner
+
+    from trinogen.cli import app as cli
+
+    (tmp_path / "broken").write_text("apiVersion: v1\nkind: Config\n")
+    environ = {"TRINOGEN_MONGODB_URI": "mongomock://", "HOME": str(tmp_path),
+               **{k: v.format(tmp=tmp_path) for k, v in env.items()}}
+    result = CliRunner().invoke(cli, args, env=environ)
+    assert result.exit_code == code, result.output
+    assert says in (result.stdout if code == 0 else result.stderr)

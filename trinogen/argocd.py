@@ -115,8 +115,9 @@ def _context(merged: Mapping[str, Any], name: str | None, shown: str,
              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(cluster, user) of the context `name`; ConfigError naming what is missing."""
     if not name or name not in merged["contexts"]:
-        raise ConfigError(f"kubeconfig {shown}: context {name!r} not found; set "
-                          "argocd.kube_context or the kubeconfig's current-context")
+        what = f"context {name!r} not found" if name else "no current-context"
+        raise ConfigError(f"kubeconfig {shown}: {what}; set argocd.kube_context or the "
+                          "kubeconfig's current-context")
     ctx = merged["contexts"][name]
     cluster = merged["clusters"].get(str(ctx.get("cluster")))
     user = merged["users"].get(str(ctx.get("user")))

@@ -173,36 +173,50 @@ def join_argo(records: Mapping[str, StatusRecord], apps: Mapping[str, AppView], 
               *, judged: bool = True) -> ArgoJoin:
     """Rows per cluster, and the labelled Applications nothing explains (pure).
 
-    `prefix` is argocd.app_name_prefix (an Application is named prefix + clusterId). Without
-    status records to judge by (`judged` False: the embedded database keeps none) every
-    Application is shown under its cluster label and nothing is flagged.
+    `prefix` is argocd.app_name_prefix (an Application is named prefix + clusterId and
+    labelled with it). Without status records to judge by (`judged` False: the embedded
+    database keeps none) every Application is shown under its cluster label and nothing is
+    flagged.
     """
+    if not judged:
+        return ArgoJoin(_by_label(apps), [])
+    rows = _expected_rows(records, apps, prefix)
+    claimed = {r.application for r in rows.values() if r.app is not None}
+    unexplained = [Unexplained(name, app.cluster_id, _why(app, records, prefix))
+                   for name, app in sorted(apps.items()) if name not in claimed]
+    return ArgoJoin(rows, unexplained)
+
+
+def _expected_rows(records: Mapping[str, StatusRecord], apps: Mapping[str, AppView],
+                   prefix: str) -> dict[str, ArgoRow]:
     rows: dict[str, ArgoRow] = {}
-    claimed: set[str] = set()
-    for cid, record in sorted(records.items()) if judged else ():
+    for cid, record in sorted(records.items()):
         if cid.startswith("_id=") or not expects_application(record):
             continue
-        name = prefix + cid
-        app = apps.get(name)
-        claimed.add(name)
-        rows[cid] = ArgoRow(cid, name, app, True,
+        app = apps.get(prefix + cid)
+        if app is not None and app.cluster_id != cid:
+            app = None  # labelled for another cluster (or none): not this one's, flagged
+        rows[cid] = ArgoRow(cid, prefix + cid, app, True,
                             revision_is(app.revision if app else None, cid, records))
-    unexplained = []
+    return rows
+
+
+def _by_label(apps: Mapping[str, AppView]) -> dict[str, ArgoRow]:
+    """Each labelled Application as a row of its label's cluster (the first name wins)."""
+    rows: dict[str, ArgoRow] = {}
     for name, app in sorted(apps.items()):
-        if name in claimed:
-            continue
-        if not judged:
-            if app.cluster_id is not None:
-                rows.setdefault(app.cluster_id, ArgoRow(app.cluster_id, name, app, False))
-            continue
-        unexplained.append(Unexplained(name, app.cluster_id, _why(app, records, prefix)))
-    return ArgoJoin(rows, unexplained)
+        if app.cluster_id is not None:
+            rows.setdefault(app.cluster_id, ArgoRow(app.cluster_id, name, app, False))
+    return rows
 
 
 def _why(app: AppView, records: Mapping[str, StatusRecord], prefix: str) -> str:
     cid = app.cluster_id
     if cid is None:
         return "it has no trinogen.io/cluster label"
+    named = app.name[len(prefix):] if app.name.startswith(prefix) else None
+    if named is not None and named != cid and named in records:
+        return f"its name is cluster {named}'s, its label says cluster {cid}"
     record = records.get(cid)
     if record is None:
         return f"no status record names cluster {cid}: no document trinogen synced explains it"

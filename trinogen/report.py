@@ -217,7 +217,7 @@ def _argo_lines(row: ArgoRow) -> list[str]:
 def _argo_summary(report: StatusReport) -> list[str]:
     argo = report.argo
     if argo is None:
-        return [f"Argo CD not read: {report.argo_note}"] if report.argo_note else []
+        return []  # as before Argo CD could be read; -o json says why (`argocd.note`)
     head = (f"Argo CD: {report.applications} Applications read in namespace "
             f"{report.namespace} ({report.argo_note})")
     lines = [head]

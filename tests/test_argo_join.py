@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, demo_env, example_docs
+from tests import ferretdb
+from tests.conftest import ROOT, demo_env, example_docs, needs
 from tests.fakes import FakeSource
 from trinogen import pipeline
 from trinogen.argocd import app_view, has_access, kube_access
@@ -303,3 +304,42 @@ def test_status_decides_whether_to_read_argo_cd(tmp_path: Path, args: list[str],
         assert argo["read"] is False and says in argo["note"]
     else:
         assert says in result.stderr
+
+
+class SyncMeanwhile:
+    """A real Source whose status is rewritten by a "concurrent sync" just before `status`
+    writes what it saw: the interleaving a whole-record rewrite would lose."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.ephemeral = False
+
+    def read_status(self) -> dict[str, dict[str, Any]]:
+        return dict(self.source.read_status())
+
+    def write_observed(self, fields: Any) -> int:
+        self.source.write_status({"one": {"state": "synced", "commit": C, "syncedAt": T2}})
+        return int(self.source.write_observed(fields))
+
+
+@needs(ferretdb.available(), "FerretDB is not built and Go is not installed to build it")
+def test_what_status_saw_never_undoes_a_sync_written_meanwhile(ferretdb_server: Any) -> None:
+    """Over MongoDB's wire, the observed fields are set beside whatever a sync wrote after
+    status read the records: the sync's commit stays, and the argocd field lands."""
+    from trinogen import source as source_mod
+    from trinogen.settings import replace
+
+    database = f"argojoin_{id(ferretdb_server)}"
+    settings = replace(Settings(), mongodb={"uri": ferretdb_server.uri, "database": database})
+    client = ferretdb_server.client()
+    coll = client[database][settings.mongodb.status_collection]
+    coll.insert_one({"_id": "one", **RECORDS["one"]})
+    try:
+        real = source_mod.connect(settings.mongodb)
+        pipeline.status(settings, SyncMeanwhile(real), StaticView([app("trino-one", "one", A)]))
+        stored = coll.find_one({"_id": "one"})
+    finally:
+        client.drop_database(database)
+        client.close()
+    assert stored["commit"] == C  # the sync's
+    assert stored["argocd"]["revision"] == A and stored["argocd"]["health"] == "Healthy"

@@ -175,7 +175,9 @@ def test_kubeconfig_files_relative_to_the_file(tmp_path: Path) -> None:
 def test_exec_plugin_token(tmp_path: Path) -> None:
     """A client-go exec credential plugin runs and its ExecCredential token is used."""
     plugin = tmp_path / "plugin.py"
-    plugin.write_text("import json\nprint(json.dumps({'status': {'token': 'minted'}}))\n")
+    plugin.write_text("import json, os\ninfo = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n"
+                      "assert info['spec']['interactive'] is False\n"
+                      "print(json.dumps({'status': {'token': 'minted'}}))\n")
     path = kubeconfig(tmp_path / "config", {"exec": {
         "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
         "args": [str(plugin)]}})
@@ -190,6 +192,7 @@ def test_exec_plugin_token(tmp_path: Path) -> None:
     ({"username": "u", "password": "p"}, None, "", "not supported"),
     ({"client-key-data": "%%%"}, None, "", "not base64"),
     ({"tokenFile": "absent"}, None, "", "cannot read"),
+    ({"token": "t"}, {"server": "http://k.example.invalid"}, "", "not https://"),
 ])
 def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, Any],
                                                cluster: dict[str, Any] | None, context: str,

@@ -136,6 +136,9 @@ def _from_kubeconfig(paths: list[Path], context: str,
     if cluster.get("insecure-skip-tls-verify"):
         raise ConfigError(f"{where}: insecure-skip-tls-verify is set; trinogen always verifies "
                           "the API server's certificate: give certificate-authority(-data)")
+    if not str(cluster["server"]).startswith("https://"):
+        raise ConfigError(f"{where}: the server {cluster['server']} is not https://; trinogen "
+                          "sends credentials over verified TLS only")
     if cluster.get("tls-server-name") or cluster.get("proxy-url"):
         raise ConfigError(f"{where}: tls-server-name and proxy-url are not supported; name the "
                           "API server by an address its certificate covers")
@@ -196,17 +199,22 @@ def _pem(user: Mapping[str, Any], key: str, base: Path, where: str) -> bytes | N
 def _exec_credential(spec: Mapping[str, Any], where: str, environ: Mapping[str, str],
                      ) -> tuple[str | None, bytes | None, bytes | None]:
     """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token."""
-    env = {**environ, **{str(e.get("name")): str(e.get("value"))
-                         for e in spec.get("env") or [] if isinstance(e, dict)}}
-    command = [str(spec.get("command")), *(str(a) for a in spec.get("args") or [])]
+    info = {"apiVersion": spec.get("apiVersion"), "kind": "ExecCredential",
+            "spec": {"interactive": False}}  # what client-go hands a plugin: no prompt here
+    env = {**environ, "KUBERNETES_EXEC_INFO": json.dumps(info),
+           **{str(e.get("name")): str(e.get("value"))
+              for e in _list(spec.get("env")) if isinstance(e, dict)}}
+    command = [str(spec.get("command")), *(str(a) for a in _list(spec.get("args")))]
     try:
-        out = subprocess.run(command, env=env, capture_output=True, timeout=60, check=True)
-        status = json.loads(out.stdout)["status"]
+        out = subprocess.run(command, env=env, capture_output=True, timeout=60, check=True,
+                             stdin=subprocess.DEVNULL)
+        status = _dict(json.loads(out.stdout)["status"])
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError) as e:
         raise ArgoUnavailable(f"{where}: the credential plugin {command[0]} failed "
                               f"({type(e).__name__}); run it by hand to see why") from e
-    cert, key = status.get("clientCertificateData"), status.get("clientKeyData")
-    return (status.get("token"), cert.encode() if cert else None, key.encode() if key else None)
+    token, cert, key = (status.get(k) for k in ("token", "clientCertificateData", "clientKeyData"))
+    return (str(token) if token else None, str(cert).encode() if cert else None,
+            str(key).encode() if key else None)
 
 
 def _tls(access: KubeAccess) -> ssl.SSLContext:
@@ -296,7 +304,7 @@ _REFUSED = {
     401: "the API server did not accept the credentials of {where} (an expired token?): renew "
          "them",
     403: "{where} may not list applications.argoproj.io in namespace {ns}: grant get and list "
-         "on them (deploy/kubernetes/argocd-read-role.yaml)",
+         "on them (deploy/kubernetes/argocd-read/)",
     404: "the API server of {where} serves no Argo CD Applications: is Argo CD installed there, "
          "and is this the right context (argocd.kube_context)?",
     410: "the Application list changed while it was read page by page: run status again",

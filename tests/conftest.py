@@ -55,7 +55,8 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("TRINOGEN_CONFIG", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT"):
+    for var in ("TRINOGEN_CONFIG", "VAULT_ADDR", "VAULT_TOKEN", "VAULT_NAMESPACE", "VAULT_CACERT",
+                "KUBECONFIG", "KUBERNETES_SERVICE_HOST"):  # status would read Argo CD through them
         monkeypatch.delenv(var, raising=False)
     for var in list(__import__("os").environ):
         if var.startswith("TRINOGEN_"):

@@ -68,6 +68,14 @@ class FakeSource:
         self.status.update({k: dict(v) for k, v in records.items()})
         return len(set(records) | set(removed))
 
+    def write_observed(self, fields: Mapping[str, Mapping[str, Any]]) -> int:
+        if self.ephemeral:
+            return 0
+        known = [k for k in fields if k in self.status]
+        for key in known:
+            self.status[key]["argocd"] = dict(fields[key])
+        return len(known)
+
 
 class FakeReader:
     """Vault KV secrets: path -> {key: value}, with a version per path."""

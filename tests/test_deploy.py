@@ -426,7 +426,7 @@ def test_dockerfile_installs_the_wheel_with_the_extras_the_manifests_need() -> N
     text = DOCKERFILE.read_text(encoding="utf-8")
     stages = dockerfile_stages(text)
     assert len(stages) >= 2, "multi-stage: build tools stay out of the runtime image"
-    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim$", text, re.M)
+    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim$", text, re.MULTILINE)
     runs = " ".join(args for stage in stages for instr, args in stage if instr == "RUN")
     assert re.search(r"pip wheel\b[^&;]*\s\.(\s|$)", runs), "builds the wheel from the context"
     install = re.search(r'pip install\s+"?(?P<target>[^\s"\[]+)\[(?P<extras>[^\]]+)\]', runs)
@@ -463,10 +463,55 @@ def test_dockerignore_admits_what_the_dockerfile_copies() -> None:
 def test_readme_documents_the_build_and_the_image_commands() -> None:
     """deploy/README.md builds with deploy/Dockerfile from the repo root and runs real commands."""
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
-    assert re.search(r"docker build -f deploy/Dockerfile -t \S+ \.$", readme, re.M)
+    assert re.search(r"docker build -f deploy/Dockerfile -t \S+ \.$", readme, re.MULTILINE)
     image = container(one("Deployment"))["image"]
     runs = [m[1] for line in readme.splitlines() if not re.search(r"docker (build|push)", line)
             for m in re.finditer(rf"{re.escape(image)} (\S+)", line)]
     assert runs, f"deploy/README.md shows no `docker run {image} <command>`"
     for command in runs:
         assert command in cli_group().commands, command
+
+
+# --- read-only access to Argo CD (argocd-read/) ----------------------------------------------------
+
+ARGO_READ = K8S / "argocd-read"
+
+
+def argo_read() -> dict[str, dict[str, Any]]:
+    return {d["kind"]: d for d in load_docs(ARGO_READ / "role.yaml")}
+
+
+def test_argocd_read_role_grants_only_reading_applications_in_argocds_namespace() -> None:
+    """The Role allows get/list/watch on applications.argoproj.io and nothing else, in the
+    namespace the default settings read Argo CD from."""
+    role = argo_read()["Role"]
+    assert role["metadata"]["namespace"] == Settings().argocd.namespace
+    assert role["rules"] == [{"apiGroups": ["argoproj.io"], "resources": ["applications"],
+                              "verbs": ["get", "list", "watch"]}]
+
+
+def test_argocd_read_binding_names_the_role_and_trinogens_service_account() -> None:
+    """The RoleBinding binds that Role to the ServiceAccount the workloads run as."""
+    docs = argo_read()
+    binding, role = docs["RoleBinding"], docs["Role"]
+    assert binding["metadata"]["namespace"] == role["metadata"]["namespace"]
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                  "name": role["metadata"]["name"]}
+    (subject,) = binding["subjects"]
+    assert subject["kind"] == "ServiceAccount"
+    assert subject["name"] == one("ServiceAccount")["metadata"]["name"]
+    for kind in WORKLOADS:
+        assert pod_spec(one(kind))["serviceAccountName"] == subject["name"]
+
+
+def test_argocd_read_kustomization_applies_the_role_in_argocds_namespace() -> None:
+    """argocd-read/ is its own kustomization (its objects live in Argo CD's namespace)."""
+    kustomization = load_docs(ARGO_READ / "kustomization.yaml")[0]
+    assert kustomization["resources"] == ["role.yaml"]
+    assert kustomization["namespace"] == argo_read()["Role"]["metadata"]["namespace"]
+
+
+@pytest.mark.parametrize("kind", ["Role", "RoleBinding"])
+def test_argocd_read_validates_against_kubernetes_schema(kind: str, k8s_validate: Any) -> None:
+    """The Role and RoleBinding are valid for Kubernetes 1.30 under strict schemas."""
+    k8s_validate.validate(argo_read()[kind], K8S_VERSION, strict=True)

@@ -59,6 +59,10 @@ class GitUnavailable(UnavailableError):
     """The git remote or the working copy could not be used."""
 
 
+class ArgoUnavailable(UnavailableError):
+    """The Kubernetes API could not be used to read Argo CD's Applications (status)."""
+
+
 class LeaseLost(UnavailableError):
     """Another watch replica holds the lease now; this one must not push or save a token."""
 

@@ -30,12 +30,12 @@ from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desi
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
-from trinogen.ports import DocumentSource, ReaderFactory, RenderCacheStore, Repository
+from trinogen.ports import ArgoView, DocumentSource, ReaderFactory, RenderCacheStore, Repository
 from trinogen.publish import Planner, Published, plan_failures, publish
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
-from trinogen.status import write_status
+from trinogen.status import StatusReport, read_back, write_status
 from trinogen.targets import (
     Holdings,
     Targets,
@@ -46,7 +46,7 @@ from trinogen.targets import (
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
-    "build_desired", "inline_mode", "render", "require_repo_url", "sync", "validate",
+    "build_desired", "inline_mode", "render", "require_repo_url", "status", "sync", "validate",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,14 @@ def validate(settings: Settings, source: DocumentSource) -> Report:
     for cluster in c.clusters:
         report.warnings.extend(cluster.warnings)
     report.stats = {"documents": len(raws)}
+    return report
+
+
+def status(settings: Settings, source: DocumentSource, view: ArgoView | None,
+           note: str = "") -> StatusReport:
+    """The status records, with Argo CD's view of each cluster when `view` is given."""
+    report = read_back(source, view, settings.argocd.app_name_prefix, note)
+    report.namespace = settings.argocd.namespace
     return report
 
 

@@ -52,6 +52,9 @@ class DocumentSource(Protocol):
         self, records: Mapping[str, StatusRecord], removed: Iterable[str] = ()
     ) -> int: ...
 
+    def write_observed(self, fields: Mapping[str, Mapping[str, Any]]) -> int:
+        """Set the `argocd` field of the named existing records only (what `status` read)."""
+
 
 @dataclass(frozen=True)
 class PushOutcome:

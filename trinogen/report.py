@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.library import CATALOG_DOC
+
+if TYPE_CHECKING:
+    from trinogen.status import ArgoRow, StatusReport
 
 LIST_LIMIT = 25  # clusters listed per action in text output
 
@@ -165,3 +168,61 @@ class JsonLogFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+def format_status(report: StatusReport) -> str:
+    """`trinogen status` for people: a line per cluster, Argo CD's view under it, then flags."""
+    lines: list[str] = []
+    if not report.records:
+        lines.append("the embedded database keeps no status records (they would die with the "
+                     "process); see git log of the GitOps repository" if report.ephemeral
+                     else "no status records yet: run trinogen sync")
+    argo = report.argo
+    rows = argo.rows if argo is not None else {}
+    for cid in sorted(set(report.records) | set(rows)):
+        record = report.records.get(cid)
+        lines.extend(_status_row(cid, record) if record is not None else [f"{cid:40} (no record)"])
+        if cid in rows:
+            lines.extend(_argo_lines(rows[cid]))
+    lines.extend(_argo_summary(report))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _status_row(cid: str, r: Mapping[str, Any]) -> list[str]:
+    commit = (r.get("commit") or "")[:10]
+    when = r.get("syncedAt") or r.get("errorAt") or ""
+    lines = [f"{cid:40} {r.get('state', '?'):8} {commit:10} {when}"]
+    if r.get("stopped"):  # synced with `stopped: true`: files and Application kept, no workers
+        lines[0] += "  stopped (no workers)"
+    if r.get("state") == "failed" and r.get("lastError"):
+        lines.extend(f"    {line}" for line in str(r["lastError"]).splitlines())
+    return lines
+
+
+def _argo_lines(row: ArgoRow) -> list[str]:
+    app = row.app
+    if app is None:
+        return [f"    argocd: MISSING: no Application {row.application}"]
+    rev = f"{app.revision[:10]} ({row.revision_is})" if app.revision else "no revision"
+    lines = [f"    argocd: {app.sync} {app.health} at {rev}; last sync {app.operation or '-'}"]
+    # Messages were made printable when read (trinogen.argocd): a pod's text cannot move the
+    # cursor or colour the terminal.
+    if app.message:
+        lines.append(f"    argocd: health: {app.message}")
+    if app.operation_message and app.operation not in (None, "Succeeded"):
+        lines.append(f"    argocd: last sync: {app.operation_message}")
+    return lines
+
+
+def _argo_summary(report: StatusReport) -> list[str]:
+    argo = report.argo
+    if argo is None:
+        return []  # as before Argo CD could be read; -o json says why (`argocd.note`)
+    head = (f"Argo CD: {report.applications} Applications read in namespace "
+            f"{report.namespace} ({report.argo_note})")
+    lines = [head]
+    if argo.missing:
+        lines.append(f"MISSING Applications ({len(argo.missing)}): " + ", ".join(argo.missing))
+    for u in argo.unexplained:
+        lines.append(f"UNEXPLAINED Application {u.application}: {u.reason}")
+    return lines

@@ -42,11 +42,9 @@ def parse_doc_key(key: str) -> Any:
 class Source:
     """The cluster collection and trinogen's own collections next to it."""
 
-    def __init__(
-        self, client: Any, settings: MongoSettings, *, ephemeral: bool = False,
-        refused: Iterable[RawDocument] = (), complete: bool = True,
-        refused_catalogs: Iterable[RawDocument] = (),
-    ) -> None:
+    def __init__(self, client: Any, settings: MongoSettings, *, ephemeral: bool = False,
+                 refused: Iterable[RawDocument] = (), complete: bool = True,
+                 refused_catalogs: Iterable[RawDocument] = ()) -> None:
         self.client = client
         self.settings = settings
         # The embedded database lives as long as the process: status records written there
@@ -147,11 +145,8 @@ class Source:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
     def write_status(self, records: Mapping[str, Mapping[str, Any]], removed: Iterable[str] = ()) -> int:
-        """Replace the status of the given clusters in two batched round trips; returns writes.
-
-        (delete_many + insert_many rather than bulk_write: it batches the same way and also runs
-        on mongomock, whose bulk_write is broken with pymongo >= 4.11.)
-        """
+        """Replace the status of the given clusters in two batched round trips; returns writes
+        (delete_many + insert_many: mongomock's bulk_write is broken with pymongo >= 4.11)."""
         from pymongo.errors import PyMongoError
 
         ids = sorted(set(records) | set(removed))
@@ -167,6 +162,19 @@ class Source:
         return len(ids)
 
 
+    def write_observed(self, fields: Mapping[str, Mapping[str, Any]]) -> int:
+        """Set the `argocd` field only (a sync rewriting a record meanwhile keeps its commit)."""
+        import pymongo
+        from pymongo.errors import PyMongoError
+
+        ops = [pymongo.UpdateOne({"_id": k}, {"$set": {"argocd": {**v}}}) for k, v in fields.items()]
+        try:
+            return 0 if self.ephemeral or not ops else int(
+                self.status.bulk_write(ops, ordered=False).matched_count)
+        except PyMongoError as e:
+            raise SourceUnavailable(_explain(e, self.settings)) from e
+
+
 def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
@@ -180,12 +188,8 @@ def connect(settings: MongoSettings) -> Source:
 
     try:
         client: Any = pymongo.MongoClient(
-            uri,
-            serverSelectionTimeoutMS=settings.timeout_ms,
-            connectTimeoutMS=settings.timeout_ms,
-            appname="trinogen",
-            tz_aware=True,
-        )
+            uri, serverSelectionTimeoutMS=settings.timeout_ms,
+            connectTimeoutMS=settings.timeout_ms, appname="trinogen", tz_aware=True)
     except (ConfigurationError, InvalidURI, ValueError) as e:
         # pymongo's message may quote the URI (its query string included): redact it
         raise ConfigError(f"mongodb.uri ({redact_url(uri)}) is not usable: "
@@ -199,10 +203,8 @@ def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
     try:
         import mongomock
     except ImportError as e:
-        raise ConfigError(
-            "mongodb.uri is mongomock:// but mongomock is not installed; "
-            "install trinogen[embedded]"
-        ) from e
+        raise ConfigError("mongodb.uri is mongomock:// but mongomock is not installed; "
+                          "install trinogen[embedded]") from e
     client: Any = mongomock.MongoClient()
     if not settings.seed_dir:
         return client, [], True
@@ -349,10 +351,9 @@ def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument], *
         refused.append(_refused(where, item, "is not a document"))
         return True
     if "_id" not in item:
-        # The database would invent a new ObjectId on every run (the seed is loaded
-        # afresh each time), so the cluster's files would change on every sync. An _id
-        # derived from clusterId would instead turn a rename into delete + add and could
-        # collide with another document's real _id: refuse, as the README's table says.
+        # The database would invent a new ObjectId on every run (the seed is loaded afresh each
+        # time), changing the cluster's files on every sync; one derived from clusterId would turn
+        # a rename into delete + add and could collide with a real _id: refuse (README's table).
         refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
                                 '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
         return True

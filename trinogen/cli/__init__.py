@@ -4,7 +4,6 @@ print, exit with the code from the one table in trinogen.errors (and docs/comman
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import os
 import sys
@@ -27,13 +26,20 @@ from trinogen.cli.options import (
     SetOpt,
     globals_of,
 )
-from trinogen.cli.output import Progress, finish, jsonable, print_report, setup_logging, use_color
+from trinogen.cli.output import (
+    Progress,
+    finish,
+    print_report,
+    print_status,
+    setup_logging,
+    use_color,
+)
 from trinogen.errors import ConfigError, ExitCode, SafetyRefusal
 from trinogen.redact import redact_text
 
 if TYPE_CHECKING:  # imported when a command runs: `--help` stays fast
     from trinogen.gitops import WorkingCopy
-    from trinogen.ports import ReaderFactory
+    from trinogen.ports import ArgoView, ReaderFactory
     from trinogen.settings import Settings
     from trinogen.vault import VaultReader
 
@@ -178,23 +184,22 @@ def sync(
 @app.command()
 def status(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
            log_level: LogLevelOpt = None, log_format: LogFormatOpt = None,
-           output: OutputOpt = "text") -> None:
-    """Show the last sync state of every cluster (from the status collection)."""
+           output: OutputOpt = "text",
+           argocd: Annotated[bool | None, typer.Option("--argocd/--no-argocd", help="Read Argo CD's Applications from the Kubernetes API (default: argocd.read_status, auto: when a kubeconfig or in-cluster account exists).")] = None,
+           ) -> None:
+    """Show the last sync state of every cluster, and what Argo CD shows of it."""
     flags = globals_of(config, set_, log_level, log_format)
 
     def run() -> int:
-        from trinogen import source
+        from trinogen import pipeline, source
 
         settings = _settings(ctx, flags)
         mongo = source.connect(settings.mongodb)
-        records = mongo.read_status()
-        log.debug("status: %d records read (embedded database: %s)", len(records), mongo.ephemeral)
-        if output == "json":
-            rows = [{"clusterId": k, **{f: jsonable(v) for f, v in r.items() if f != "_id"}}
-                    for k, r in sorted(records.items())]
-            typer.echo(json.dumps({"schemaVersion": 1, "command": "status", "clusters": rows}, indent=2))
-        else:
-            typer.echo(_status_text(records, ephemeral=mongo.ephemeral), nl=False)
+        view, note = _argo_view(settings, argocd)
+        report = pipeline.status(settings, mongo, view, note)
+        log.debug("status: %d records read (embedded database: %s)", len(report.records),
+                  mongo.ephemeral)
+        print_status(report, output)
         return ExitCode.OK
 
     finish(run, output, "status")
@@ -261,26 +266,18 @@ def _refusal_hint(e: SafetyRefusal, allow_empty: bool, allow_mass_prune: bool) -
     return e
 
 
-def _status_text(records: dict[str, dict[str, Any]], *, ephemeral: bool) -> str:
-    lines: list[str] = []
-    if not records:
-        lines.append("the embedded database keeps no status records (they would die with the "
-                     "process); see git log of the GitOps repository" if ephemeral
-                     else "no status records yet: run trinogen sync")
-    for cid, r in sorted(records.items()):
-        lines.extend(_status_row(cid, r))
-    return "".join(f"{line}\n" for line in lines)
+def _argo_view(settings: Settings, flag: bool | None) -> tuple[ArgoView | None, str]:
+    """The Argo CD view `status` reads (None when off), and a note saying why or from where."""
+    from trinogen import argocd  # only here: a sync never loads the Kubernetes client
 
-
-def _status_row(cid: str, r: dict[str, Any]) -> list[str]:
-    commit = (r.get("commit") or "")[:10]
-    when = r.get("syncedAt") or r.get("errorAt") or ""
-    lines = [f"{cid:40} {r.get('state', '?'):8} {commit:10} {when}"]
-    if r.get("stopped"):  # synced with `stopped: true`: files and Application kept, no workers
-        lines[0] += "  stopped (no workers)"
-    if r.get("state") == "failed" and r.get("lastError"):
-        lines.extend(f"    {line}" for line in str(r["lastError"]).splitlines())
-    return lines
+    mode = settings.argocd.read_status if flag is None else ("always" if flag else "never")
+    if mode == "never":
+        return None, "turned off (--no-argocd or argocd.read_status: never)"
+    if mode == "auto" and not argocd.has_access(os.environ):
+        return None, ("no kubeconfig or in-cluster service account found (argocd.read_status: "
+                      "auto); set KUBECONFIG or pass --argocd")
+    view = argocd.argo_view(settings)
+    return view, f"read through {view.access.where}"
 
 
 def _working_copy(settings: Settings) -> WorkingCopy:

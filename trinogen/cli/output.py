@@ -22,6 +22,7 @@ from trinogen.redact import RedactingFilter, redact_text
 
 if TYPE_CHECKING:
     from trinogen.result import Report
+    from trinogen.status import StatusReport
 
 log = logging.getLogger("trinogen")
 
@@ -162,6 +163,16 @@ def print_report(report: Report, output: str, *, color: bool = False, stat: bool
 
     # color=True: click would strip the escapes when stdout is not a terminal (--color forces).
     typer.echo(format_text(report, color=color, stat=stat), nl=False, color=color or None)
+
+
+def print_status(report: StatusReport, output: str) -> None:
+    STATUS.clear()
+    if output == "json":
+        typer.echo(json.dumps(report.to_json(), indent=2, default=jsonable))
+        return
+    from trinogen.report import format_status
+
+    typer.echo(format_status(report), nl=False)
 
 
 def jsonable(value: Any) -> Any:

@@ -24,6 +24,7 @@ _CHOICES = {
     ("secrets", "store_kind"): ("SecretStore", "ClusterSecretStore"),
     ("secrets", "kv_version"): (1, 2),
     ("pods", "security"): ("restricted", "chart"),
+    ("argocd", "read_status"): ("auto", "always", "never"),
     ("monitoring", "exporter_pull_policy"): ("Always", "IfNotPresent", "Never"),
 }
 # Prometheus' duration format, as the ServiceMonitor CRD validates `interval`.

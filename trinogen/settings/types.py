@@ -94,6 +94,12 @@ class ArgoSettings:
     # One AppProject per tenant (`tenants`), written next to the Applications; each cluster's
     # Application then uses its tenant's project instead of `project`.
     tenant_projects: bool = False
+    # `trinogen status` reads the Applications back from the Kubernetes API (docs/status.md):
+    # "auto" when a kubeconfig or an in-cluster service account is found, "always" (failing
+    # when none is), "never". `--argocd/--no-argocd` overrides it for one run.
+    read_status: str = "auto"
+    # The kubeconfig context to read them through; empty = the kubeconfig's current-context.
+    kube_context: str = ""
 
 
 @dataclass(frozen=True)

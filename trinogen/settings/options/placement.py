@@ -64,8 +64,8 @@ def parse(where: str, raw: Mapping[str, Any]) -> Placement:
     tolerations = kube.listing(raw.get("tolerations") or [], f"{where}.tolerations",
                                kube.toleration)
     affinity = kube.affinity(raw.get("affinity") or {}, f"{where}.affinity")
-    spread = kube.listing(raw.get("topologySpreadConstraints") or [],
-                          f"{where}.topologySpreadConstraints", kube.spread_constraint)
+    spread = kube.spread_constraints(raw.get("topologySpreadConstraints") or [],
+                                     f"{where}.topologySpreadConstraints")
     priority = _priority_class(raw.get("priorityClassName"), f"{where}.priorityClassName")
     return Placement(
         node_selector=selector,

@@ -476,6 +476,39 @@ def test_requests_above_limits_agree_with_the_api_server(kube: Cluster, case: Ca
     agree(case, ours, api_verdict(kube, pod(container={"resources": resources})))
 
 
+_GPU = "example.com/gpu"
+RESOURCES = [
+    Case("ephemeral storage", ({"ephemeral-storage": "1Gi"}, {"ephemeral-storage": "2Gi"}), True),
+    Case("extended resource", ({_GPU: "1"}, {_GPU: "1"}), True),
+    Case("extended resource, limit only", ({}, {_GPU: "2"}), True),
+    Case("extended resource, request only", ({_GPU: "1"}, {}), False),
+    Case("extended resource below its limit", ({_GPU: "1"}, {_GPU: "2"}), False),
+    Case("extended resource, a fraction", ({_GPU: "500m"}, {_GPU: "500m"}), False),
+    Case("unknown unprefixed name", ({"gpu": "1"}, {"gpu": "1"}), False),
+    Case("kubernetes.io name", ({"kubernetes.io/gpu": "1"}, {"kubernetes.io/gpu": "1"}), True),
+    Case("huge pages", ({"hugepages-2Mi": "2Mi"}, {"hugepages-2Mi": "2Mi"}), True),
+    Case("huge pages below their limit", ({"hugepages-2Mi": "2Mi"}, {"hugepages-2Mi": "4Mi"}),
+         False),
+]
+
+
+@rows(RESOURCES)
+def test_resource_names_agree_with_the_api_server(kube: Cluster, case: Case) -> None:
+    """A role's resources trinogen accepts (merged with the settings' defaults, as written into
+    the container) are resources a Pod's container takes, whatever the resource's name."""
+    requests, limits = case.value
+    resources = {"requests": requests, "limits": limits}
+    outcome = classified(doc(CLUSTER, worker={"resources": resources}), with_options())
+    if isinstance(outcome, Model):
+        ours, written = (True, ""), outcome.worker.resources
+    else:
+        ours, written = (False, str(outcome.problems)), {
+            kind: {**{"cpu": "1", "memory": "6Gi"}, **values}
+            for kind, values in resources.items()}
+    container = {"resources": {k: dict(v) for k, v in written.items()}}
+    agree(case, ours, api_verdict(kube, pod(container=container)))
+
+
 # --- PodDisruptionBudgets -------------------------------------------------------------------------
 
 PDBS = [

@@ -160,6 +160,8 @@ def _tolerate(**fields: Any) -> dict[str, Any]:
 
 _APP = {"matchLabels": {"app": "trino"}}
 _COMPONENT = {"matchLabels": {"app.kubernetes.io/component": "worker"}}
+_SYSTEM = ("Kubernetes' own classes rank above every workload: a Trino pod holding one could "
+           "preempt cluster components (clusters that limit them do so with a ResourceQuota)")
 _EITHER = ("Kubernetes refuses it as soon as a pod carries the label, and nothing keeps the "
            "label off the pods; the key belongs in one of the two")
 _NOT_INT = ("the scheduler reads a Gt/Lt value as a 64-bit integer, so any other matches no "
@@ -304,6 +306,20 @@ def test_priority_class_names_agree_with_the_api_server(kube: Cluster, case: Cas
     obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
            "metadata": {"name": case.value}, "value": 1000}
     agree(case, ours, api_verdict(kube, obj))
+
+
+BUILT_IN_PRIORITY = [
+    Case("system-node-critical", "system-node-critical", True, policy=_SYSTEM),
+    Case("system-cluster-critical", "system-cluster-critical", True, policy=_SYSTEM),
+]
+
+
+@rows(BUILT_IN_PRIORITY)
+def test_built_in_priority_classes_on_a_worker(kube: Cluster, case: Case) -> None:
+    """trinogen refuses Kubernetes' own priority classes for a cluster's pods, which the API
+    server (with no quota admission configured) would admit."""
+    ours = trinogen_verdict(loads("placement", {"priorityClassName": case.value}))
+    agree(case, ours, api_verdict(kube, pod({"priorityClassName": case.value})))
 
 
 # --- names ----------------------------------------------------------------------------------------
@@ -502,8 +518,8 @@ def test_resource_names_agree_with_the_api_server(kube: Cluster, case: Case) -> 
     if isinstance(outcome, Model):
         ours, written = (True, ""), outcome.worker.resources
     else:
-        ours, written = (False, str(outcome.problems)), {
-            kind: {**{"cpu": "1", "memory": "6Gi"}, **values}
+        ours, written = (False, str(outcome.problems)), {  # with cpu and memory, as merged
+            kind: {"cpu": "1", "memory": "6Gi", **values}
             for kind, values in resources.items()}
     container = {"resources": {k: dict(v) for k, v in written.items()}}
     agree(case, ours, api_verdict(kube, pod(container=container)))

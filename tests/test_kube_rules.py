@@ -263,7 +263,25 @@ PLACEMENT = [
     Case("spread match label keys all worker labels",
          _spread({"matchLabelKeys": sorted(WORKER_LABELS)}), True),
     Case("spread policies", _spread({"nodeAffinityPolicy": "Honor", "nodeTaintsPolicy": "Ignore"}),
-         True),
+         True),    Case("spread bad policy", _spread({"nodeTaintsPolicy": "Sometimes"}), False),
+    Case("spread bad action", _spread({"whenUnsatisfiable": "Sometimes"}), False),
+    Case("spread bad topology key", _spread({"topologyKey": "zone name"}), True,
+         policy="a topologyKey names a node label, and no node can have a label of that name"),
+    Case("toleration bad key", _tolerate(key="bad key", operator="Exists"), False),
+    Case("toleration empty key exists", _tolerate(key="", operator="Exists",
+                                                  effect="NoSchedule"), True),
+    Case("anti-affinity bad topology key", {"affinity": {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "Bad_Prefix/zone", "labelSelector": _APP}]}}}, False),
+    Case("anti-affinity namespace selector", _anti({"labelSelector": _APP, "namespaceSelector": {
+        "matchLabels": {"team": "a"}}}), True),
+    Case("anti-affinity namespace selector value", _anti({"labelSelector": _APP,
+                                                         "namespaceSelector": {
+        "matchLabels": {"team": "a b"}}}), False),
+    Case("preferred pod weight 101", {"affinity": {"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 101, "podAffinityTerm": {
+            "topologyKey": "kubernetes.io/hostname", "labelSelector": _APP}}]}}}, False),
+    Case("empty node selector term", _node({}), True),
 ]
 
 

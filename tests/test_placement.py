@@ -117,11 +117,47 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("priority class name", {"priorityClassName": "Trino Batch"},
      "p.priorityClassName: 'Trino Batch' is not a Kubernetes object name"),
     ("system priority class", {"priorityClassName": "system-node-critical"},
-     "the system- priority classes are for cluster components"),
+     "the system- priority classes are Kubernetes' own, for cluster components"),
     ("boolean weight", {"affinity": {"podAntiAffinity": {
         "preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": True, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}},
      "weight: must be a whole number"),
+    # Refused by kube-apiserver 1.34 (issue 20; tests/test_kube_rules.py holds them to it).
+    ("match fields exists", {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}]}}}},
+     "nodeSelectorTerms[0].matchFields[0].operator: must be one of In, NotIn"),
+    ("match fields key", {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "spec.nodeName", "operator": "In", "values": ["n"]}]}]}}}},
+     "matchFields[0].key: 'spec.nodeName' is not a node field"),
+    ("match fields two values", {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In",
+                              "values": ["a", "b"]}]}]}}}},
+     "matchFields[0].values: must be exactly one node name"),
+    ("spread twice", {"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+     ("p.topologySpreadConstraints[1]: repeats topologyKey zone with whenUnsatisfiable "
+     "DoNotSchedule of [0]")),
+    ("spread match label key in selector", {"topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"tier": "a"}}, "matchLabelKeys": ["tier"]}]},
+     "p.topologySpreadConstraints[0].matchLabelKeys[0]: 'tier' is in the labelSelector too"),
+    ("pod term namespace", {"affinity": {"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "kubernetes.io/hostname", "namespaces": ["Team_A"]}]}}},
+     ("requiredDuringSchedulingIgnoredDuringExecution[0].namespaces[0]: 'Team_A' is not a "
+     "namespace name")),
+    ("pod term match label keys without selector", {"affinity": {"podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["pod-template-hash"]}]}}},
+     "[0].matchLabelKeys: needs a labelSelector"),
+    ("selector value", {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a b"]}]}]}}}},
+     "matchExpressions[0].values[0]: 'a b' is not a Kubernetes label value"),
 ]
 
 
@@ -239,6 +275,24 @@ def test_placement_reaches_the_pods_of_each_role() -> None:
     selector = spread["labelSelector"]["matchLabels"]
     assert selects(selector, worker_labels) and not selects(selector, coordinator_labels)
     assert selector["app.kubernetes.io/instance"] == "p6"
+
+
+@CHART_MARKS[0]
+@CHART_MARKS[1]
+def test_a_spread_selector_leaves_out_the_labels_match_label_keys_names() -> None:
+    """The worker labels trinogen adds to a spread constraint leave out those its matchLabelKeys
+    names (Kubernetes fills them in from the pod, and refuses a pod whose selector has them)."""
+    spread = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+              "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app.kubernetes.io/instance"]}
+    s = with_options(placement={"zones": {"topologySpreadConstraints": [spread]}})
+    t = through_chart(doc("p9", worker={"placement": "zones"}), s)
+    (written,) = t.pod("worker")["topologySpreadConstraints"]
+    worker_labels = t.deployment("worker")["spec"]["template"]["metadata"]["labels"]
+    selector = written["labelSelector"]["matchLabels"]
+    assert "app.kubernetes.io/instance" not in selector
+    assert selector == {k: worker_labels[k] for k in ("app.kubernetes.io/name",
+                                                      "app.kubernetes.io/component")}
+    assert written["matchLabelKeys"] == ["app.kubernetes.io/instance"]
 
 
 @CHART_MARKS[0]

@@ -10,6 +10,7 @@ from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, show_number
 from trinogen.model.properties import Bind, Props, properties, refuse_secret
+from trinogen.model.resources import problems as resource_problems
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CLUSTER_ID,
@@ -221,14 +222,9 @@ def _quantity(name: str, q: Any, path: str, c: Checker) -> str | None:
 
 
 def _check_requests(res: Resources, path: str, c: Checker) -> None:
-    """Kubernetes rejects a pod whose request is above its limit."""
-    limits = res.get("limits", {})
-    for name, req in res.get("requests", {}).items():
-        lim = limits.get(name)
-        rq, lq = quantity_value(req), (quantity_value(lim) if lim is not None else None)
-        if rq is not None and lq is not None and rq > lq:
-            c.error(field_path(path, "requests", name),
-                    f"{req} is more than the limit {lim}; Kubernetes rejects such a pod")
+    """What Kubernetes refuses in a container's resources (trinogen.model.resources)."""
+    for kind, name, wrong in resource_problems(res):
+        c.error(field_path(path, kind, name), wrong)
 
 
 # --- autoscaling and shutdown ----------------------------------------------------------------

@@ -61,7 +61,7 @@ def _service_account(option: ServiceAccountOption | None, cluster_id: str, owner
         return None
     name = metadata.fill(option.name, cluster_id, owner)
     problems = []
-    wrong = metadata.dns_subdomain(name)
+    wrong = metadata.object_name(name)
     if wrong:
         problems.append(f"the ServiceAccount name {show(name)} is not valid: {wrong}")
     annotations, wrong = metadata.filled_pairs(option.annotations, cluster_id, owner, labels=False)
@@ -81,8 +81,9 @@ def _ingress(option: IngressOption | None, cluster_id: str, owner: str,
     host = metadata.fill(option.host, cluster_id, owner)
     tls = metadata.fill(option.tls_secret, cluster_id, owner) if option.tls_secret else None
     problems = [f"the {what} {show(value)} is not valid: {wrong}"
-                for what, value in (("host", host), ("TLS Secret name", tls))
-                if value is not None and (wrong := metadata.dns_subdomain(value))]
+                for what, value, rule in (("host", host, metadata.dns_subdomain),
+                                          ("TLS Secret name", tls, metadata.object_name))
+                if value is not None and (wrong := rule(value))]
     annotations, wrong = metadata.filled_pairs(option.annotations, cluster_id, owner, labels=False)
     problems += [f"annotation {wrong}"] if wrong else []
     for problem in problems:

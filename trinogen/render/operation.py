@@ -60,9 +60,14 @@ def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:
         return {}
     values = picked.values()
     # A spread constraint without a labelSelector would count no pods at all; the platform's
-    # option cannot name the release, so it gets this cluster's workers.
+    # option cannot name the release, so it gets this cluster's workers. A label its
+    # matchLabelKeys names is left out: the API server adds that one from the pod itself (the
+    # same value), and refuses a pod whose selector has it already (issue 20).
     for constraint in values.get("topologySpreadConstraints", []):
-        constraint.setdefault("labelSelector", {"matchLabels": pod_labels(cluster, role, chart)})
+        if "labelSelector" not in constraint:
+            named = set(constraint.get("matchLabelKeys", []))
+            constraint["labelSelector"] = {"matchLabels": {
+                k: v for k, v in pod_labels(cluster, role, chart).items() if k not in named}}
     return values
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-# Kubernetes resource.Quantity: a decimal number with a binary or decimal suffix or an exponent.
-QUANTITY = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?")
+# Kubernetes resource.Quantity: a decimal number with a binary or decimal suffix or an exponent,
+# and an optional "+" (the API server takes "+1"; a "-" it parses too, but no request or quota
+# may be negative).
+QUANTITY = re.compile(r"\+?(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?")
 
 _QUANTITY_UNITS = {
     "": 1, "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"),

@@ -22,7 +22,8 @@ from typing import Any
 
 from trinogen.settings.options import kube
 
-_PERCENT = re.compile(r"(100|[1-9]?[0-9])%")
+# A PDB's percentage as the API server reads it (digits, so "07%" is 7%), at most 100%.
+_PERCENT = re.compile(r"([0-9]{1,9})%")
 ROLLOUTS = ("Recreate", "RollingUpdate")
 
 
@@ -43,7 +44,8 @@ def parse(where: str, raw: Mapping[str, Any]) -> Disruption:
     worker = raw.get("worker_max_unavailable", out.worker_max_unavailable)
     at = f"{where}.worker_max_unavailable"
     if isinstance(worker, str):
-        if not _PERCENT.fullmatch(worker) or worker == "0%":
+        m = _PERCENT.fullmatch(worker)
+        if m is None or not 1 <= int(m.group(1)) <= 100:
             raise kube.fail(at, f"{worker!r} is not a percentage from 1% to 100%")
     else:
         # 0 would block every node drain for good; a platform that wants that says so per node.

@@ -20,6 +20,7 @@ from trinogen.settings.options.metadata import is_name_part
 
 # Object names and key prefixes: apimachinery's IsDNS1123Subdomain (253 characters in all; it
 # does not limit each label, unlike the hosts of metadata.dns_subdomain).
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 TOLERATION_OPERATORS = ("Exists", "Equal")
@@ -140,17 +141,43 @@ def toleration(value: Any, where: str) -> dict[str, Any]:
 # --- selectors --------------------------------------------------------------------------------
 
 def requirement(value: Any, where: str, operators: tuple[str, ...]) -> dict[str, Any]:
-    """A selector requirement: In/NotIn need values, Exists/DoesNotExist none, Gt/Lt one number."""
+    """A selector requirement: In/NotIn need values, Exists/DoesNotExist none, Gt/Lt one number.
+
+    Every value is a label value, as the API server checks them (in node selectors too). Gt/Lt
+    values are held to more: the scheduler compares them as 64-bit integers, so a value that is
+    not one (`8x`, which the API server takes) would match no node at all.
+    """
     r = mapping(value, where, {"key", "operator", "values"}, {"key", "operator"})
     label_key(r["key"], f"{where}.key")
     operator = choice(r["operator"], f"{where}.operator", operators)
-    values = listing(r.get("values", []), f"{where}.values", text)
+    values = listing(r.get("values", []), f"{where}.values", label_value)
     if operator in ("In", "NotIn") and not values:
         raise fail(f"{where}.values", f"must not be empty with operator {operator}")
     if operator in ("Exists", "DoesNotExist") and values:
         raise fail(f"{where}.values", f"must be empty with operator {operator}")
-    if operator in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"-?[0-9]+", values[0])):
-        raise fail(f"{where}.values", f"must be exactly one integer with operator {operator}")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not _int64(values[0])):
+        raise fail(f"{where}.values", f"must be exactly one integer with operator {operator} "
+                   "(a 64-bit one: the scheduler compares node labels as such)")
+    return r
+
+
+def _int64(text: str) -> bool:
+    return re.fullmatch(r"-?[0-9]+", text) is not None and -(2**63) <= int(text) < 2**63
+
+
+def field_requirement(value: Any, where: str) -> dict[str, Any]:
+    """A node field selector requirement (`matchFields`): the API server knows one field,
+    `metadata.name`, with In or NotIn and exactly one node name."""
+    r = mapping(value, where, {"key", "operator", "values"}, {"key", "operator"})
+    if r["key"] != "metadata.name":
+        raise fail(f"{where}.key", f"{r['key']!r} is not a node field Kubernetes selects by: "
+                   "the only one is metadata.name (use matchExpressions for node labels)")
+    choice(r["operator"], f"{where}.operator", ("In", "NotIn"))
+    values = listing(r.get("values", []), f"{where}.values", text)
+    if len(values) != 1:
+        raise fail(f"{where}.values", "must be exactly one node name with a node field selector "
+                   "(give one term per node: terms are ORed)")
+    dns_subdomain(values[0], f"{where}.values[0]")
     return r
 
 
@@ -166,9 +193,11 @@ def label_selector(value: Any, where: str) -> dict[str, Any]:
 
 def _node_term(value: Any, where: str) -> dict[str, Any]:
     term = mapping(value, where, {"matchExpressions", "matchFields"})
-    for key in ("matchExpressions", "matchFields"):
-        if key in term:
-            listing(term[key], f"{where}.{key}", lambda v, w: requirement(v, w, NODE_OPERATORS))
+    if "matchExpressions" in term:
+        listing(term["matchExpressions"], f"{where}.matchExpressions",
+                lambda v, w: requirement(v, w, NODE_OPERATORS))
+    if "matchFields" in term:
+        listing(term["matchFields"], f"{where}.matchFields", field_requirement)
     return term
 
 
@@ -186,12 +215,34 @@ def _pod_term(value: Any, where: str) -> dict[str, Any]:
     for key in ("labelSelector", "namespaceSelector"):
         if key in term:
             label_selector(term[key], f"{where}.{key}")
-    for key in ("matchLabelKeys", "mismatchLabelKeys"):
-        if key in term:
-            listing(term[key], f"{where}.{key}", label_key)
+    _pod_term_keys(term, where)
     if "namespaces" in term:
-        listing(term["namespaces"], f"{where}.namespaces", text)
+        listing(term["namespaces"], f"{where}.namespaces", namespace)
     return term
+
+
+def _pod_term_keys(term: Mapping[str, Any], where: str) -> None:
+    """matchLabelKeys and mismatchLabelKeys of a pod (anti-)affinity term, as the API server
+    checks them: label keys, only with a labelSelector, none in both lists."""
+    keys = {key: listing(term.get(key) or [], f"{where}.{key}", label_key)
+            for key in ("matchLabelKeys", "mismatchLabelKeys")}
+    for key, named in keys.items():
+        if named and term.get("labelSelector") is None:
+            raise fail(f"{where}.{key}", "needs a labelSelector (the API server refuses it "
+                       "without one)")
+    both = sorted(set(keys["matchLabelKeys"]) & set(keys["mismatchLabelKeys"]))
+    if both:
+        raise fail(f"{where}.mismatchLabelKeys", f"{both[0]!r} is in matchLabelKeys too")
+    _keys_outside_selector(keys["matchLabelKeys"], term.get("labelSelector") or {},
+                           f"{where}.matchLabelKeys")
+
+
+def namespace(value: Any, where: str) -> str:
+    name = text(value, where)
+    if len(name) > 63 or not _DNS_LABEL.fullmatch(name):
+        raise fail(where, f"{name!r} is not a namespace name (a DNS label: at most 63 lowercase "
+                   "letters, digits and '-', starting and ending with a letter or digit)")
+    return name
 
 
 # --- affinity ---------------------------------------------------------------------------------
@@ -243,5 +294,33 @@ def spread_constraint(value: Any, where: str) -> dict[str, Any]:
         if key in t:
             choice(t[key], f"{where}.{key}", POLICIES)
     if "matchLabelKeys" in t:
-        listing(t["matchLabelKeys"], f"{where}.matchLabelKeys", label_key)
+        keys = listing(t["matchLabelKeys"], f"{where}.matchLabelKeys", label_key)
+        _keys_outside_selector(keys, t.get("labelSelector") or {}, f"{where}.matchLabelKeys")
     return t
+
+
+def _keys_outside_selector(keys: list[str], selector: Mapping[str, Any], where: str) -> None:
+    """A matchLabelKeys key may not be one the labelSelector names: the API server merges each
+    into the selector when it admits a pod, and refuses the pod when the pod carries that label
+    and the selector names it already (it takes the same key in mismatchLabelKeys)."""
+    named = set(selector.get("matchLabels") or {}) | {
+        e.get("key") for e in selector.get("matchExpressions") or [] if isinstance(e, Mapping)}
+    for i, key in enumerate(keys):
+        if key in named:
+            raise fail(f"{where}[{i}]", f"{key!r} is in the labelSelector too: Kubernetes "
+                       "refuses such pods (the Deployment is accepted, its pods are not); "
+                       "leave it in one of the two")
+
+
+def spread_constraints(value: Any, where: str) -> list[dict[str, Any]]:
+    """The topologySpreadConstraints list: each checked, and no two for the same topologyKey
+    and whenUnsatisfiable (the API server refuses such a pair as a duplicate)."""
+    constraints = listing(value, where, spread_constraint)
+    seen: dict[tuple[str, str], int] = {}
+    for i, c in enumerate(constraints):
+        pair = (c["topologyKey"], c["whenUnsatisfiable"])
+        if pair in seen:
+            raise fail(f"{where}[{i}]", f"repeats topologyKey {pair[0]} with whenUnsatisfiable "
+                       f"{pair[1]} of [{seen[pair]}]: Kubernetes allows one constraint per pair")
+        seen[pair] = i
+    return constraints

@@ -15,6 +15,9 @@ from typing import Any
 from trinogen.errors import ConfigError
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# apimachinery's IsDNS1123Subdomain: object names and key prefixes. Unlike a host, it does not
+# limit each label to 63 characters (the API server takes `<64 letters>.example.com/key`).
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _WORD_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -26,13 +29,23 @@ SAMPLE = {"cluster": "c", "owner": "o"}
 
 
 def dns_subdomain(text: str) -> str | None:
-    """Why `text` is not a DNS-1123 subdomain (object names, hosts), or None."""
+    """Why `text` is not a host name: a DNS-1123 subdomain whose labels have at most 63
+    characters (DNS's own limit; the API server checks a host only as an object name), or None."""
     if not text or len(text) > 253:
         return "a DNS name has 1 to 253 characters"
     for label in text.split("."):
         if len(label) > 63 or not _DNS_LABEL.fullmatch(label):
             return ("a DNS name is dot-separated labels of lowercase letters, digits and '-' "
                     "(each starts and ends with a letter or digit, at most 63 characters)")
+    return None
+
+
+def object_name(text: str) -> str | None:
+    """Why `text` is not a Kubernetes object name (a DNS-1123 subdomain: ServiceAccounts,
+    Secrets, IngressClasses, key prefixes), or None."""
+    if not text or len(text) > 253 or not _SUBDOMAIN.fullmatch(text):
+        return ("an object name has 1 to 253 lowercase letters, digits, '-' and '.', starting and "
+                "ending with a letter or digit (a DNS subdomain)")
     return None
 
 
@@ -45,7 +58,7 @@ def is_name_part(text: str) -> bool:
 def qualified_name(key: str) -> str | None:
     """Why `key` is not a label or annotation key (`[prefix/]name`), or None."""
     prefix, _, name = key.rpartition("/")
-    if "/" in key and (not prefix or dns_subdomain(prefix) is not None):
+    if "/" in key and (not prefix or object_name(prefix) is not None):
         return f"the prefix of {key!r} must be a DNS name (such as example.com)"
     if not is_name_part(name):
         return (f"the name of {key!r} must be at most 63 letters, digits, '-', '_' or '.', "
@@ -110,7 +123,9 @@ def pairs(where: str, raw: Any, *, labels: bool) -> tuple[tuple[str, str], ...]:
         at = f"{where}.{key}"
         if not isinstance(key, str):
             raise ConfigError(f"{where}: keys must be strings")
-        wrong = qualified_name(key)
+        # The API server lower-cases an annotation key before checking it (ValidateAnnotations):
+        # `Example.COM/Key` is an annotation key, not a label key.
+        wrong = qualified_name(key if labels else key.lower())
         if wrong:
             raise ConfigError(f"{at}: {wrong}")
         check_pattern(at, value, literal_braces=not labels)
@@ -118,9 +133,16 @@ def pairs(where: str, raw: Any, *, labels: bool) -> tuple[tuple[str, str], ...]:
         if wrong:
             raise ConfigError(f"{at}: {wrong}")
         out.append((key, value))
-    if not labels and sum(len(k) + len(v) for k, v in out) > MAX_ANNOTATIONS_BYTES:
-        raise ConfigError(f"{where}: annotations hold at most 256 KiB together")
+    if not labels and annotation_bytes(out) > MAX_ANNOTATIONS_BYTES:
+        raise ConfigError(f"{where}: annotations hold at most 256 KiB (262,144 bytes of UTF-8, "
+                          "keys and values) together")
     return tuple(sorted(out))
+
+
+def annotation_bytes(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> int:
+    """The size the API server gives annotations: UTF-8 bytes of every key and value."""
+    return sum(len(k.encode("utf-8", "surrogatepass")) + len(v.encode("utf-8", "surrogatepass"))
+               for k, v in pairs)
 
 
 def value_problem(value: str, *, labels: bool) -> str | None:

@@ -64,8 +64,8 @@ def parse(where: str, raw: Mapping[str, Any]) -> Placement:
     tolerations = kube.listing(raw.get("tolerations") or [], f"{where}.tolerations",
                                kube.toleration)
     affinity = kube.affinity(raw.get("affinity") or {}, f"{where}.affinity")
-    spread = kube.listing(raw.get("topologySpreadConstraints") or [],
-                          f"{where}.topologySpreadConstraints", kube.spread_constraint)
+    spread = kube.spread_constraints(raw.get("topologySpreadConstraints") or [],
+                                     f"{where}.topologySpreadConstraints")
     priority = _priority_class(raw.get("priorityClassName"), f"{where}.priorityClassName")
     return Placement(
         node_selector=selector,
@@ -81,10 +81,12 @@ def _priority_class(value: Any, where: str) -> str | None:
         return None
     name = kube.dns_subdomain(value, where)
     if name.startswith("system-"):
-        # Kubernetes admits system-node-critical / system-cluster-critical only in
-        # kube-system by default: the pods would never be created.
-        raise kube.fail(where, f"{name!r}: the system- priority classes are for cluster "
-                        "components (Kubernetes admits them only in kube-system by default); "
+        # Kubernetes reserves the prefix for its own classes (system-node-critical,
+        # system-cluster-critical), which rank above every workload. A bare kube-apiserver
+        # admits them in any namespace (tests/test_kube_rules.py); only a ResourceQuota limits
+        # them, so trinogen does: a Trino pod must not preempt cluster components.
+        raise kube.fail(where, f"{name!r}: the system- priority classes are Kubernetes' own, "
+                        "for cluster components (a Trino pod holding one could preempt them); "
                         "name a PriorityClass of your own")
     return name
 

@@ -41,7 +41,7 @@ def parse(where: str, raw: Mapping[str, Any]) -> ServiceAccountOption:
     """One entry of `service_accounts:`; ConfigError names `service_accounts.<name>.<field>`."""
     metadata.known_fields(where, raw, FIELDS)
     name = metadata.check_pattern(f"{where}.name", raw.get("name", DEFAULT_NAME))
-    wrong = metadata.dns_subdomain(metadata.fill(name, **metadata.SAMPLE))
+    wrong = metadata.object_name(metadata.fill(name, **metadata.SAMPLE))
     if wrong:
         raise ConfigError(f"{where}.name: {name!r} is not a ServiceAccount name: {wrong}")
     if name == "default":  # every namespace has its own; the chart would try to create it

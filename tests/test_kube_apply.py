@@ -59,6 +59,20 @@ VAULT_VERSION = 3  # every fake Vault secret's KV version: ExternalSecrets pin i
 
 # --- the documents ---------------------------------------------------------------------------
 
+# A placement option spreading each release's workers by zone: the platform cannot name the
+# release, so it names the label keys whose values the API server takes from each pod
+# (matchLabelKeys, Kubernetes 1.27+); pod-template-hash spreads each rollout on its own.
+ZONAL = {"zonal": {"topologySpreadConstraints": [
+    {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+     "whenUnsatisfiable": "DoNotSchedule",
+     "matchLabelKeys": ["app.kubernetes.io/instance", "pod-template-hash"]}]},
+         # every label the chart selects a role's pods by: trinogen's selector is left empty
+         "zonal-all": {"topologySpreadConstraints": [
+             {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname",
+              "whenUnsatisfiable": "ScheduleAnyway",
+              "matchLabelKeys": ["app.kubernetes.io/name", "app.kubernetes.io/instance",
+                                 "app.kubernetes.io/component"]}]}}
+
 def _features() -> dict[str, tuple[Callable[[], Settings], Callable[[], list[dict[str, Any]]]]]:
     """Groups of the chart tests' feature documents, each with the settings its tests use."""
     from tests import operation_support as ops
@@ -77,10 +91,15 @@ def _features() -> dict[str, tuple[Callable[[], Settings], Callable[[], list[dic
         return ops.with_options(storage=test_chart_storage.STORAGE,
                                 exchange=test_chart_storage.EXCHANGE)
 
+    def operation_settings() -> Settings:
+        return ops.with_options(placement={**ops.PLACEMENTS, **ZONAL}, disruption=ops.DISRUPTIONS)
+
     def operation() -> list[dict[str, Any]]:
         drain = {"gracePeriodSeconds": 90, "drainSeconds": 300}
         return [
             ops.doc("placed", worker={"placement": "spot"}, coordinator={"placement": "steady"}),
+            ops.doc("zonal", worker={"placement": "zonal"}),
+            ops.doc("zonal-all", worker={"placement": "zonal-all"}),
             *[ops.doc(f"disruption-{name}", disruption=name) for name in sorted(ops.DISRUPTIONS)],
             ops.doc("drain-hpa", worker={"autoscaling": HPA, "gracefulShutdown": drain},
                     disruption="strict"),
@@ -107,7 +126,7 @@ def _features() -> dict[str, tuple[Callable[[], Settings], Callable[[], list[dic
         "workload": (lambda: test_chart_workload.with_options(**test_chart_workload.EXPORTER),
                      lambda: copy.deepcopy(list(test_chart_workload.DOCS.values()))),
         "storage": (storage, lambda: [copy.deepcopy(test_chart_storage.DOC)]),
-        "operation": (ops.option_settings, operation),
+        "operation": (operation_settings, operation),
         "auth": (secure_settings, auth),
         "files": (demo_settings, lambda: [files_document()]),
         "objects": (demo_settings, lambda: copy.deepcopy(list(DEMO_DOCS.values()))),

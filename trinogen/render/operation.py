@@ -43,9 +43,14 @@ def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:
         return {}
     values = picked.values()
     # A spread constraint without a labelSelector would count no pods at all; the platform's
-    # option cannot name the release, so it gets this cluster's workers.
+    # option cannot name the release, so it gets this cluster's workers. A key the option names
+    # in matchLabelKeys is left out: the API server adds it with each pod's own value, and
+    # refuses a Pod whose key is in both (issue 20).
     for constraint in values.get("topologySpreadConstraints", []):
-        constraint.setdefault("labelSelector", {"matchLabels": pod_labels(cluster, role, chart)})
+        if "labelSelector" not in constraint:
+            keys = set(constraint.get("matchLabelKeys", ()))
+            labels = {k: v for k, v in pod_labels(cluster, role, chart).items() if k not in keys}
+            constraint["labelSelector"] = {"matchLabels": labels}
     return values
 
 

@@ -296,9 +296,11 @@ class Rejections:
             return action()
         except KubeError as e:
             body = e.body if isinstance(e.body, dict) else {"message": e.body}
+            message = str(body.get("message"))
             causes = [f"{c.get('field', '')}: {c.get('message', '')}"
                       for c in (body.get("details") or {}).get("causes") or []]
-            self.lines.append(f"{self.case}: {what}: HTTP {e.status}: {body.get('message')}"
+            causes = [c for c in causes if c not in message]  # most messages list them already
+            self.lines.append(f"{self.case}: {what}: HTTP {e.status}: {message}"
                               + "".join(f"\n    {c}" for c in causes))
             return None
 

@@ -133,13 +133,31 @@ def _features() -> dict[str, tuple[Callable[[], Settings], Callable[[], list[dic
     }
 
 
-def _sink_settings() -> Settings:
+def _settings_text(text: str) -> Settings:
+    """Settings loaded from a settings file's text, as the CLI loads them."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "settings.yaml"
-        path.write_text(kitchen_sink.SETTINGS)
+        path.write_text(text)
         return load_settings(path, environ={})
+
+
+def _sink_settings() -> Settings:
+    return _settings_text(kitchen_sink.SETTINGS)
+
+
+def _hostile() -> Group:
+    """The hostile corpus' documents trinogen renders (YAML specials, template text, odd keys
+    and text, 64-bit numbers) and its healthy neighbours, with that corpus' plain settings."""
+    from tests import hostile_corpus
+    from tests.test_hostile import SETTINGS_YAML
+
+    def docs() -> list[dict[str, Any]]:
+        rendered = [c.doc for c in hostile_corpus.corpus() if c.expect == "render"]
+        return [*rendered, *hostile_corpus.good_docs()]
+
+    return Group(lambda: _settings_text(SETTINGS_YAML), docs)
 
 
 def _tenant_settings() -> Settings:
@@ -167,6 +185,7 @@ def _groups() -> dict[str, Group]:
         "examples": Group(demo_settings, example_docs, _example_catalogs),
         "tenants": Group(_tenant_settings, example_docs),
         **{name: Group(s, d) for name, (s, d) in _features().items()},
+        "hostile": _hostile(),
         "sink": Group(_sink_settings, lambda: [kitchen_sink.document()], kitchen_sink.catalogs),
         "sink-stopped": Group(_sink_settings, lambda: [{**kitchen_sink.document(),
                                                         "stopped": True}],

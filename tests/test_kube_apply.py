@@ -53,6 +53,7 @@ ARGOCD_MANAGER = "argocd-controller"  # the field manager of Argo CD's server-si
 PLATFORM_MANAGER = "platform"  # what this module creates as the platform would
 RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted",
               "pod-security.kubernetes.io/enforce-version": "latest"}
+TRACKING = "argocd.argoproj.io/tracking-id"
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
 VAULT_VERSION = 3  # every fake Vault secret's KV version: ExternalSecrets pin it
 
@@ -332,6 +333,17 @@ def _in_namespace(obj: dict[str, Any], namespace: str, argocd: str) -> dict[str,
     return {**obj, "metadata": {**meta, "namespace": namespace}}
 
 
+def _tracked(obj: dict[str, Any], app: str, namespace: str) -> dict[str, Any]:
+    """The object as Argo CD applies it: with the annotation of its resource tracking
+    (`argocd.argoproj.io/tracking-id: <app>:<group>/<kind>:<namespace>/<name>`, Argo CD 3's
+    default method), which counts toward the object's annotation limit like any other."""
+    meta = obj.get("metadata") or {}
+    group = obj["apiVersion"].rpartition("/")[0]
+    key = f"{app}:{group}/{obj['kind']}:{meta.get('namespace') or namespace}/{meta['name']}"
+    annotations = {**(meta.get("annotations") or {}), TRACKING: key}
+    return {**obj, "metadata": {**meta, "annotations": annotations}}
+
+
 def _pods(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(Kind/name, Pod) for every pod template among the objects."""
     for what, template in pod_security.pod_templates(objects):
@@ -371,10 +383,13 @@ def apply_case(kube: Kube, tree: Tree, chart: Any, case: str,
     from_chart = [o for o in rendered if isinstance(o, dict) and "kind" in o
                   and not _is_helm_test(o)]
     own = [_in_namespace(o, namespace, argocd) for o in tree.clusters[cid]]
+    (app,) = [o["metadata"]["name"] for o in own if o["kind"] == "Application"]
+    root = tree.settings.argocd.root_app_name  # the app-of-apps deploys the Application
     kube.namespace(namespace, RESTRICTED)
     refused = Rejections(case)
     applied = []
-    for obj in [*own, *from_chart]:
+    for obj in [_tracked(o, root if o["kind"] == "Application" else app, namespace)
+                for o in [*own, *from_chart]]:
         what = f"{obj['kind']}/{obj['metadata']['name']}"
         applied.append(what)
         refused.call(f"apply {what}", lambda o=obj: kube.apply(o, manager=ARGOCD_MANAGER,

@@ -475,3 +475,29 @@ def test_the_judge_refuses_an_unknown_field(kube: Kube, trees: Callable[[str], T
     (line,) = refused.lines
     assert line.startswith("sink/sink: apply ExternalSecret/sink-trino-secrets: ")
     assert ".spec.target.templatee: field not declared in schema" in line
+
+
+@pytest.mark.parametrize("name", ["catalogs", "files"])
+def test_a_config_map_of_one_mib_is_admitted_and_one_byte_more_is_refused(
+        kube: Kube, chart: Any, tmp_path: Path, name: str) -> None:
+    """trinogen's 1 MiB limit is the API server's: the chart's catalog ConfigMap (or trinogen's
+    files ConfigMap) holding exactly 1,048,576 bytes of data applies server-side; one byte more,
+    rendered with trinogen's own check switched off, is refused by the API server."""
+    from tests.test_chart_limits import BOUNDARY, MIB, Case, _target, _unchecked
+
+    build, suffix, exact, _ = BOUNDARY[name]
+    assert exact  # the pad moves the real object's bytes one for one
+    base = Case(chart, demo_settings(), build(1))
+    (key,) = [k for k in base.real if k[1].endswith(suffix)]
+    pad = 1 + _target(base, key, MIB, exact)
+    outcomes = {}
+    for extra in (0, 1):
+        doc = build(pad + extra)
+        with _unchecked():
+            tree = render_group(Group(demo_settings, lambda d=doc: [d]), tmp_path / f"{extra}")
+        case = f"limits-{extra}/{doc['clusterId']}"
+        outcomes[extra], _ = apply_case(kube, tree, chart, case, f"limits-{name}-{extra}")
+    assert outcomes[0] == []
+    (refused,) = outcomes[1]
+    assert f"apply ConfigMap/{key[1]}: HTTP 422" in refused
+    assert f"Too long: may not be more than {MIB} bytes" in refused

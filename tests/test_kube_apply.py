@@ -16,10 +16,13 @@ admission enforces on Pods only. The judge is the API server (and the upstream C
 Stand-ins, named: no controller-manager runs, so the namespace's `default` ServiceAccount is made
 by `Cluster.namespace`, and the platform's objects a pod names but nothing here deploys (a
 PriorityClass of a placement option, a ServiceAccount the chart is told to use but not to
-create) are created by this module as the platform would, before the Pods. The chart is rendered
-into each case's namespace; when two cases share a clusterId (two settings files), the later one
-gets a suffixed namespace and trinogen's objects are moved there (only metadata.namespace
-changes).
+create) are created by this module as the platform would, before the Pods.
+
+The API server is the session's, shared with other test modules, so this one keeps to namespaces
+of its own: Argo CD's is the settings' `argocd.namespace` set to `argocd-apply`, and each
+document's objects go to `apply-<clusterId>` (suffixed when two cases share a clusterId) instead
+of `trino-<clusterId>`: the chart is rendered into it and trinogen's objects are moved there (only
+metadata.namespace changes, after checking that each names the Application's destination).
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted",
 TRACKING = "argocd.argoproj.io/tracking-id"
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
 VAULT_VERSION = 3  # every fake Vault secret's KV version: ExternalSecrets pin it
+# The API server is the session's, shared with other modules: this one keeps to namespaces of
+# its own, Argo CD's (the settings' argocd.namespace) and each document's (apply-<clusterId>).
+ARGOCD_NAMESPACE = "argocd-apply"
 
 
 # --- the documents ---------------------------------------------------------------------------
@@ -200,11 +206,12 @@ CASES = [f"{g}/{d['clusterId']}" for g, group in GROUPS.items() for d in group.d
 
 
 def _namespaces() -> dict[str, str]:
-    """Each case's namespace: the cluster's own (trino-<clusterId>), suffixed when taken."""
+    """Each case's namespace: apply-<clusterId> (as long as the cluster's own trino-<clusterId>),
+    suffixed when two cases share a clusterId."""
     out: dict[str, str] = {}
     for case in CASES:
         group, cid = case.split("/", 1)
-        ns = f"trino-{cid}"
+        ns = f"apply-{cid}"
         if ns in out.values():
             ns = f"{ns[:62 - len(group)]}-{group}"
         out[case] = ns
@@ -240,7 +247,8 @@ def _vault(settings: Settings, docs: list[dict[str, Any]], library: Any) -> Fake
 
 def render_group(group: Group, out: Path) -> Tree:
     """The group's documents through trinogen's `render` (secret references checked)."""
-    settings = replace(group.settings(), secrets={"check": True})
+    settings = replace(group.settings(), secrets={"check": True},
+                       argocd={"namespace": ARGOCD_NAMESPACE})
     docs, catalogs = group.docs(), group.catalogs()
     library = parse_library([RawDocument(doc_key(c["_id"]), c) for c in catalogs])
     vault = _vault(settings, docs, library)
@@ -297,8 +305,8 @@ def chart() -> Any:
 
 @pytest.fixture(scope="module")
 def kube(kube_cluster: Kube) -> Kube:
-    """The session's API server with Argo CD's namespace."""
-    kube_cluster.namespace("argocd")
+    """The session's API server with this module's Argo CD namespace."""
+    kube_cluster.namespace(ARGOCD_NAMESPACE)
     return kube_cluster
 
 
@@ -411,6 +419,11 @@ def test_every_object_of_the_document_is_admitted(
     validation into a `restricted` namespace, and every pod template is admitted as a Pod."""
     tree = trees(case.split("/", 1)[0])
     rejections, applied = apply_case(kube, tree, chart, case, NAMESPACES[case])
+    own = tree.clusters[case.split("/", 1)[1]]
+    (app,) = [o for o in own if o["kind"] == "Application"]
+    elsewhere = [f"{o['kind']}/{o['metadata']['name']}" for o in own if o is not app
+                 and o["metadata"].get("namespace") != app["spec"]["destination"]["namespace"]]
+    assert elsewhere == [], "outside the namespace the Application deploys into"
     assert rejections == [], "\n".join(rejections)
     kinds = {w.split("/", 1)[0] for w in applied}
     assert {"Application", "Deployment", "ConfigMap"} <= kinds, applied  # a tripwire
@@ -466,7 +479,7 @@ def test_the_judge_refuses_an_unknown_field(kube: Kube, trees: Callable[[str], T
     its CRD does not declare is refused, naming the object and the field."""
     (es,) = [o for o in trees("sink").clusters["sink"]
              if o["metadata"]["name"] == "sink-trino-secrets"]
-    bad = copy.deepcopy(_in_namespace(es, "control-fields", "argocd"))
+    bad = copy.deepcopy(_in_namespace(es, "control-fields", ARGOCD_NAMESPACE))
     bad["spec"]["target"]["templatee"] = {}
     kube.namespace("control-fields", RESTRICTED)
     refused = Rejections("sink/sink")

@@ -39,7 +39,7 @@ import yaml
 from bson import json_util
 
 from tests import kitchen_sink, pod_security
-from tests.conftest import CHART_DIR, EXAMPLES, demo_settings, example_docs
+from tests.conftest import CHART_DIR, EXAMPLES, ROOT, demo_settings, example_docs
 from tests.fakes import FakeReader, FakeSource
 from tests.kubeapi import Cluster as Kube
 from tests.kubeapi import KubeError
@@ -174,6 +174,13 @@ def _tenant_settings() -> Settings:
                            data_platform="platform")
 
 
+def _tenants_file() -> Settings:
+    """config/tenants.yaml as shipped (every example owner a tenant, PDBs by default), with the
+    GitOps repository `render` needs."""
+    shipped = load_settings(ROOT / "config" / "tenants.yaml", environ={})
+    return replace(shipped, argocd={"repo_url": "https://git.example.com/platform/trino-gitops.git"})
+
+
 def _example_catalogs() -> list[dict[str, Any]]:
     return [json_util.loads(p.read_text()) for p in sorted((EXAMPLES / "catalogs").glob("*.json"))]
 
@@ -191,6 +198,7 @@ def _groups() -> dict[str, Group]:
     groups = {
         "examples": Group(demo_settings, example_docs, _example_catalogs),
         "tenants": Group(_tenant_settings, example_docs),
+        "tenants-file": Group(_tenants_file, example_docs),
         **{name: Group(s, d) for name, (s, d) in _features().items()},
         "hostile": _hostile(),
         "sink": Group(_sink_settings, lambda: [kitchen_sink.document()], kitchen_sink.catalogs),

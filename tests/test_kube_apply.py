@@ -174,6 +174,12 @@ def _tenant_settings() -> Settings:
                            data_platform="platform")
 
 
+def _chart_doc(cid: str) -> dict[str, Any]:
+    from tests.test_chart import DOCS
+
+    return copy.deepcopy(DOCS[cid])
+
+
 def _tenants_file() -> Settings:
     """config/tenants.yaml as shipped (every example owner a tenant, PDBs by default), with the
     GitOps repository `render` needs."""
@@ -192,6 +198,7 @@ class Group:
     settings: Callable[[], Settings]
     docs: Callable[[], list[dict[str, Any]]]
     catalogs: Callable[[], list[dict[str, Any]]] = list
+    inline: bool = False  # secrets.mode inline (opted in twice, as the CLI needs)
 
 
 def _groups() -> dict[str, Group]:
@@ -199,6 +206,9 @@ def _groups() -> dict[str, Group]:
         "examples": Group(demo_settings, example_docs, _example_catalogs),
         "tenants": Group(_tenant_settings, example_docs),
         "tenants-file": Group(_tenants_file, example_docs),
+        # secret values written into the files (an encrypted repository's choice)
+        "inline": Group(demo_settings, lambda: [*example_docs(), _chart_doc("secrets-mixed")],
+                        inline=True),
         **{name: Group(s, d) for name, (s, d) in _features().items()},
         "hostile": _hostile(),
         "sink": Group(_sink_settings, lambda: [kitchen_sink.document()], kitchen_sink.catalogs),
@@ -262,7 +272,10 @@ def render_group(group: Group, out: Path) -> Tree:
     vault = _vault(settings, docs, library)
     source = FakeSource({doc_key(d["_id"]): d for d in docs})
     source.catalogs = {doc_key(c["_id"]): c for c in catalogs}
-    report = pipeline.render(settings, source, out, reader_factory=lambda: vault)
+    if group.inline:
+        settings = replace(settings, secrets={"mode": "inline", "allow_inline": True})
+    report = pipeline.render(settings, source, out, reader_factory=lambda: vault,
+                             inline=pipeline.inline_mode(settings, group.inline))
     assert not report.failed, f"documents failed to render: {report.failed}"
     tree = Tree(settings)
     cids = {d["clusterId"] for d in docs}

@@ -25,10 +25,13 @@ from trinogen.source import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "config" / "examples"
-SCHEMAS = ROOT.parent / "shared" / "schemas"
-# The official Trino chart: TRINO_CHART_DIR, else the copy in ../shared beside the clone (as in CI).
-CHART_DIR = Path(os.environ.get("TRINO_CHART_DIR") or ROOT.parent / "shared" / "charts" / "trino")
-SHARED = ROOT.parent / "shared"
+# ../shared beside the clone (as in CI): the chart, CRDs and schemas. TRINOGEN_TEST_SHARED names
+# another place (a worktree whose parent holds no shared/); read at import, before any fixture
+# clears TRINOGEN_* from the environment.
+SHARED = Path(os.environ.get("TRINOGEN_TEST_SHARED") or ROOT.parent / "shared")
+SCHEMAS = SHARED / "schemas"
+# The official Trino chart: TRINO_CHART_DIR, else the copy in SHARED.
+CHART_DIR = Path(os.environ.get("TRINO_CHART_DIR") or SHARED / "charts" / "trino")
 IN_CI = bool(os.environ.get("CI"))
 
 

@@ -279,20 +279,31 @@ def test_placement_reaches_the_pods_of_each_role() -> None:
 
 @CHART_MARKS[0]
 @CHART_MARKS[1]
-def test_a_spread_selector_leaves_out_the_labels_match_label_keys_names() -> None:
-    """The worker labels trinogen adds to a spread constraint leave out those its matchLabelKeys
-    names (Kubernetes fills them in from the pod, and refuses a pod whose selector has them)."""
-    spread = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-              "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app.kubernetes.io/instance"]}
-    s = with_options(placement={"zones": {"topologySpreadConstraints": [spread]}})
-    t = through_chart(doc("p9", worker={"placement": "zones"}), s)
-    (written,) = t.pod("worker")["topologySpreadConstraints"]
-    worker_labels = t.deployment("worker")["spec"]["template"]["metadata"]["labels"]
-    selector = written["labelSelector"]["matchLabels"]
-    assert "app.kubernetes.io/instance" not in selector
-    assert selector == {k: worker_labels[k] for k in ("app.kubernetes.io/name",
-                                                      "app.kubernetes.io/component")}
-    assert written["matchLabelKeys"] == ["app.kubernetes.io/instance"]
+@pytest.mark.parametrize("keys", [
+    ["app.kubernetes.io/instance"],
+    ["app.kubernetes.io/instance", "pod-template-hash"],
+    ["pod-template-hash"],
+    ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"],
+])
+def test_the_added_selector_leaves_the_match_label_keys_to_the_api_server(keys: list[str]) -> None:
+    """A spread constraint naming matchLabelKeys gets a selector without those keys (Kubernetes
+    refuses a Pod whose key is in both, issue 20), and with the keys' values taken from each pod
+    it still counts exactly this cluster's workers."""
+    zonal = {"topologySpreadConstraints": [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": keys}]}
+    t = through_chart(doc("p9", worker={"placement": "zonal"}),
+                      with_options(placement={"zonal": zonal}))
+    (spread,) = t.pod("worker")["topologySpreadConstraints"]
+    assert spread["matchLabelKeys"] == keys
+    selector = spread["labelSelector"]["matchLabels"]
+    assert not set(selector) & set(keys)
+    worker = t.deployment("worker")["spec"]["template"]["metadata"]["labels"]
+    coordinator = t.deployment("coordinator")["spec"]["template"]["metadata"]["labels"]
+    # what the API server merges in: each matchLabelKeys key with the pod's own value
+    merged = {**selector, **{k: worker[k] for k in keys if k in worker}}
+    assert selects(merged, worker) and not selects(merged, coordinator)
+    assert merged["app.kubernetes.io/instance"] == "p9"
 
 
 @CHART_MARKS[0]

@@ -48,8 +48,9 @@ EXTERNAL_SECRET = "externalsecret.yaml"
 CHART_DEFAULT_CATALOGS = ("tpch", "tpcds")  # catalogs the chart's values.yaml declares
 # Bumped when the renderer writes other bytes for the same inputs, so the render cache does not
 # keep serving files of the old form. 1: catalog copies of a shared catalog name its library
-# document (issue 19: who holds a catalog name).
-OUTPUT_REVISION = 1
+# document (issue 19: who holds a catalog name). 2: a spread constraint's added selector leaves
+# out its matchLabelKeys (issue 20: the API server refused the Pods).
+OUTPUT_REVISION = 2
 # The settings sections that shape the output (the render cache's fingerprint covers them).
 _OUTPUT_SECTIONS = ("mongodb", "output", "chart", "argocd", "git", "secrets", "validation",
                     "pods", "monitoring")

@@ -23,11 +23,11 @@ from tests.operation_support import (
     through_chart,
 )
 from trinogen import pipeline
-from trinogen.cli import _status_text
 from trinogen.model import Disabled, RawDocument, classify, declares_stopped
 from trinogen.plan import ClusterChange
+from trinogen.report import format_status
 from trinogen.source import doc_key
-from trinogen.status import status_rows
+from trinogen.status import StatusReport, status_rows
 
 HPA = {"type": "hpa", "minReplicas": 2, "maxReplicas": 8, "targetCPUUtilizationPercentage": 70}
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
@@ -139,7 +139,8 @@ def test_sync_records_stopped_clusters_also_from_the_render_cache() -> None:
 
 def test_status_text_shows_stopped() -> None:
     """`trinogen status` prints stopped clusters as such, next to their sync state."""
-    text = _status_text({"a": {"state": "synced", "commit": "c1", "stopped": True},
-                         "b": {"state": "synced", "commit": "c1"}}, ephemeral=False)
+    text = format_status(StatusReport({"a": {"state": "synced", "commit": "c1", "stopped": True},
+                                       "b": {"state": "synced", "commit": "c1"}},
+                                      ephemeral=False))
     lines = dict(line.split(maxsplit=1) for line in text.splitlines())
     assert "stopped" in lines["a"] and "stopped" not in lines["b"]

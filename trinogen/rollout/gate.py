@@ -43,17 +43,9 @@ def judge(
 ) -> Verdict:
     """Whether the clusters released so far let the next wave go."""
     clusters = sorted(released)
-    for cid in clusters:  # a halt anywhere wins over a wait elsewhere
-        halt = _halt(cid, apps.get(cid))
-        if halt is not None:
-            return Verdict(HALT, halt, cid)
-    for cid in clusters:
-        app = apps.get(cid)
-        if app is None:
-            return Verdict(WAIT, f"Argo CD has no Application for cluster {cid}", cid)
-        if app.health != "Healthy" or app.sync != "Synced":
-            return Verdict(WAIT, f"{cid} is {app.sync} and {app.health}"
-                           + (f" ({app.message})" if app.message else ""), cid)
+    found = _first_halt(clusters, apps) or _first_unready(clusters, apps)
+    if found is not None:
+        return found
     for cid in clusters:
         # Ready, but maybe on a commit from before the release: the clock neither starts nor
         # starts over (a later commit of someone else's does not cost the soak again).
@@ -68,6 +60,27 @@ def judge(
                        f"{soak_seconds}s", None, since)
     return Verdict(ADVANCE, "every released cluster Synced and Healthy for the soak time",
                    None, since)
+
+
+def _first_halt(clusters: list[str], apps: Mapping[str, AppView]) -> Verdict | None:
+    """A halt anywhere wins over a wait elsewhere."""
+    for cid in clusters:
+        halt = _halt(cid, apps.get(cid))
+        if halt is not None:
+            return Verdict(HALT, halt, cid)
+    return None
+
+
+def _first_unready(clusters: list[str], apps: Mapping[str, AppView]) -> Verdict | None:
+    """A cluster not (yet) Synced and Healthy: wait, and the soak clock starts over."""
+    for cid in clusters:
+        app = apps.get(cid)
+        if app is None:
+            return Verdict(WAIT, f"Argo CD has no Application for cluster {cid}", cid)
+        if app.health != "Healthy" or app.sync != "Synced":
+            return Verdict(WAIT, f"{cid} is {app.sync} and {app.health}"
+                           + (f" ({app.message})" if app.message else ""), cid)
+    return None
 
 
 def _halt(cid: str, app: AppView | None) -> str | None:

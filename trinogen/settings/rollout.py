@@ -66,10 +66,7 @@ def parse_rollout(where: str, data: Any) -> RolloutSettings:
     """The `rollout` section, every mistake named with its field path."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: rollout must be a mapping with waves (and soak)")
-    unknown = sorted(str(k) for k in data if k not in _FIELDS)
-    if unknown:
-        raise ConfigError(f"{where}: rollout.{unknown[0]} is not a rollout setting "
-                          f"(known: {', '.join(sorted(_FIELDS))})")
+    _known(f"{where}: rollout", data, _FIELDS, "rollout setting")
     waves = data.get("waves")
     if not isinstance(waves, list) or not waves:
         raise ConfigError(f"{where}: rollout.waves must be a non-empty list of waves")
@@ -87,21 +84,29 @@ def parse_rollout(where: str, data: Any) -> RolloutSettings:
 def _wave(where: str, data: Any) -> WaveRule:
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where} must be a mapping (name and selectors)")
-    unknown = sorted(str(k) for k in data if k not in _WAVE_FIELDS)
-    if unknown:
-        raise ConfigError(f"{where}.{unknown[0]} is not a wave field "
-                          f"(known: {', '.join(sorted(_WAVE_FIELDS))})")
+    _known(where, data, _WAVE_FIELDS, "wave field")
     name = data.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 63:
         raise ConfigError(f"{where}.name must be a lowercase name (letters, digits, '-')")
-    share = data.get("share")
-    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))
-                              or not 0 < share <= 1):
-        raise ConfigError(f"{where}.share must be a number above 0 and at most 1")
     return WaveRule(name, _names(f"{where}.clusters", data.get("clusters")),
                     _names(f"{where}.owners", data.get("owners")),
                     _names(f"{where}.profiles", data.get("profiles")),
-                    None if share is None else float(share))
+                    _share(f"{where}.share", data.get("share")))
+
+
+def _known(where: str, data: Mapping[Any, Any], fields: set[str], what: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in fields)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]} is not a {what} "
+                          f"(known: {', '.join(sorted(fields))})")
+
+
+def _share(where: str, share: Any) -> float | None:
+    if share is None:
+        return None
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise ConfigError(f"{where} must be a number above 0 and at most 1")
+    return float(share)
 
 
 def _names(where: str, value: Any) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from tests.conftest import example_docs, git
 from tests.fakes import FakeArgo
 from tests.test_sync import World
 from trinogen import pipeline
-from trinogen.errors import SafetyRefusal
+from trinogen.errors import ConfigError, SafetyRefusal
 from trinogen.gitops import WorkingCopy
 from trinogen.pipeline import SyncOptions
 from trinogen.settings import replace
@@ -265,3 +265,25 @@ def test_with_no_waves_a_fleet_change_over_the_limits_is_refused(tmp_path: Path)
     assert f.on_version() == set()
     assert f.sync(allow_fleet_change=True).pushed and f.on_version() == ALL
     assert STATE not in f.tree()
+
+
+@pytest.mark.parametrize(("rollout", "flags", "message"), [
+    (None, {"resume_rollout": True}, "need rollout waves"),
+    (None, {"abort_rollout": True}, "need rollout waves"),
+    (WAVES, {"resume_rollout": True, "abort_rollout": True}, "exclude each other"),
+])
+def test_rollout_flags_without_waves_or_together_are_refused(
+        tmp_path: Path, rollout: dict[str, Any] | None, flags: dict[str, bool], message: str
+) -> None:
+    """--resume-rollout/--abort-rollout need waves and exclude each other; nothing is written."""
+    f = Fleet(tmp_path, rollout)
+    with pytest.raises(ConfigError, match=message):
+        f.sync(**flags)
+    assert f.commits() == 0
+
+
+def test_resume_with_nothing_under_way_says_so(tmp_path: Path) -> None:
+    """--resume-rollout with no rollout under way changes nothing and tells why."""
+    f = started(tmp_path)
+    report = f.sync(resume_rollout=True)
+    assert not report.pushed and "no rollout is under way" in report.rollout["notes"][0]

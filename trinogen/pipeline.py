@@ -185,6 +185,10 @@ def sync(
     `clock` gives the rollout's time (UTC now by default).
     """
     started = time.monotonic()
+    if options.resume_rollout or options.abort_rollout:
+        from trinogen.rollout.step import check_control
+
+        check_control(settings, options.resume_rollout, options.abort_rollout)
     renderer = renderer or Renderer(settings, bytecode_dir=_bytecode_dir(repo))
     require_repo_url(settings)
     layout = _layout(settings)

@@ -130,6 +130,9 @@ def sync(
     cluster: ClusterOpt = None,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Allow pruning everything when the source is empty.")] = False,
     allow_mass_prune: Annotated[bool, typer.Option("--allow-mass-prune", help="Allow pruning more clusters than the sync.max_prune_* limits.")] = False,
+    allow_fleet_change: Annotated[bool, typer.Option("--allow-fleet-change", help="With no rollout waves: allow changing more running clusters than the sync.max_fleet_change_* limits.")] = False,
+    resume_rollout: Annotated[bool, typer.Option("--resume-rollout", help="Release the next wave again after a halt (or restart an aborted rollout).")] = False,
+    abort_rollout: Annotated[bool, typer.Option("--abort-rollout", help="Put the released clusters' files back and hold the fleet change.")] = False,
     allow_inline_secrets: InlineOpt = False,
     remote: RemoteOpt = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Branch (git.branch).")] = None,
@@ -154,13 +157,15 @@ def sync(
         options = pipeline.SyncOptions(
             dry_run=dry_run, allow_empty=allow_empty, allow_mass_prune=allow_mass_prune,
             clusters=tuple(cluster or ()), inline=pipeline.inline_mode(settings, allow_inline_secrets),
+            allow_fleet_change=allow_fleet_change, resume_rollout=resume_rollout,
+            abort_rollout=abort_rollout,
         )
         try:
             with _progress(output, settings) as progress:
                 report = pipeline.sync(
                     settings, source.connect(settings.mongodb), _working_copy(settings),
                     options=options, reader_factory=_vault_factory(settings, progress),
-                    progress=progress,
+                    progress=progress, argo_view=_argo(settings),
                 )
         except SafetyRefusal as e:
             raise _refusal_hint(e, allow_empty, allow_mass_prune) from None
@@ -251,6 +256,15 @@ def _overrides(items: list[str], extra: dict[str, Any]) -> dict[str, Any]:
         overrides[key.strip()] = value
     overrides.update({k: v for k, v in extra.items() if v is not None})
     return overrides
+
+
+def _argo(settings: Any) -> Any:
+    """Argo CD's view for a rollout's gate (built only when a gate reads it)."""
+    if settings.rollout is None:
+        return None
+    from trinogen.rollout.argo import argo_factory
+
+    return argo_factory(settings)
 
 
 def _refusal_hint(e: SafetyRefusal, allow_empty: bool, allow_mass_prune: bool) -> SafetyRefusal:

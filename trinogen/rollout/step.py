@@ -25,6 +25,7 @@ from typing import Any
 
 from trinogen.cache import document_key
 from trinogen.desired import Desired
+from trinogen.errors import ConfigError
 from trinogen.model import RawDocument
 from trinogen.plan import DesiredFile, Layout
 from trinogen.ports import ArgoViewFactory, Repository
@@ -110,6 +111,15 @@ def _state(r: Rollout | None, fleet: Mapping[str, int]) -> str:
     if r.aborted:
         return "aborted"
     return "halted" if r.halted is not None else "rolling"
+
+
+def check_control(settings: Settings, resume: bool, abort: bool) -> None:
+    """--resume-rollout and --abort-rollout need waves, and exclude each other."""
+    if settings.rollout is None:
+        raise ConfigError("--resume-rollout and --abort-rollout need rollout waves in the "
+                          "settings (docs/rollouts.md)")
+    if resume and abort:
+        raise ConfigError("--resume-rollout and --abort-rollout exclude each other: give one")
 
 
 def run_step(i: Inputs) -> Step:

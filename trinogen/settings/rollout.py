@@ -13,6 +13,8 @@ The settings file declares them under `rollout` (read from the file only):
         - name: half
           share: 0.5                   # half of the clusters no earlier wave took
         - name: rest                   # no selector: every cluster left
+      state_file: .trinogen/rollout.json  # the record, in the GitOps repository (the default)
+      check_seconds: 30                # watch: how soon it looks again while a wave waits
 
 A cluster belongs to the first wave that selects it; one that no wave selects goes last, in an
 implicit wave `rest`. A `share` wave takes a stable share of the clusters still free (by a hash
@@ -29,7 +31,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError
 
-_FIELDS = {"soak", "waves", "state_file"}
+_FIELDS = {"soak", "waves", "state_file", "check_seconds"}
 _WAVE_FIELDS = {"name", "clusters", "owners", "profiles", "share"}
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DURATION = re.compile(r"(\d+)(s|m|h)?")
@@ -60,6 +62,8 @@ class RolloutSettings:
     soak_seconds: int = 600
     # In the GitOps repository, outside the output roots: Argo CD never reads it.
     state_file: str = DEFAULT_STATE_FILE
+    # `watch`: how soon after a sync that left a rollout waiting it looks at Argo CD again.
+    check_seconds: int = 30
 
 
 def parse_rollout(where: str, data: Any) -> RolloutSettings:
@@ -78,7 +82,11 @@ def parse_rollout(where: str, data: Any) -> RolloutSettings:
         raise ConfigError(f"{where}: rollout.waves: wave names must be unique (and `rest`, the "
                           "implicit last wave, may only name the last one)")
     state = data.get("state_file", DEFAULT_STATE_FILE)
-    return RolloutSettings(rules, _soak(where, data.get("soak", 600)), _state_file(where, state))
+    check = data.get("check_seconds", 30)
+    if isinstance(check, bool) or not isinstance(check, int) or not 5 <= check <= 3600:
+        raise ConfigError(f"{where}: rollout.check_seconds must be whole seconds, 5 to 3600")
+    return RolloutSettings(rules, _soak(where, data.get("soak", 600)), _state_file(where, state),
+                           check)
 
 
 def _wave(where: str, data: Any) -> WaveRule:

@@ -393,6 +393,8 @@ class Watcher:
             if self.refusal is not None:
                 log.info("a full sync succeeded: the refused sync is resolved")
                 self._resolved()
+        if outcome.recheck_seconds is not None:  # a rollout waits on health: look again soon
+            self.at.next_reconcile = min(self.at.next_reconcile, done + outcome.recheck_seconds)
         message, extra, lag = describe(work, outcome, pushed_at, done - started, done)
         if lag is not None and outcome.pushed:
             self.metrics.lag(lag)

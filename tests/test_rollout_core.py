@@ -54,6 +54,8 @@ def test_a_full_rollout_section_is_read_as_written() -> None:
     ({"waves": [{"name": "a"}], "state_file": "../outside.json"}, "relative path"),
     ({"waves": [{"name": "a"}], "state_file": "/etc/passwd"}, "relative path"),
     ({"waves": [{"name": f"w{i}"} for i in range(21)]}, "at most 20"),
+    ({"waves": [{"name": "a"}], "check_seconds": 1}, "check_seconds must be whole seconds"),
+    ({"waves": [{"name": "a"}], "check_seconds": "30"}, "check_seconds must be whole seconds"),
 ])
 def test_a_mistaken_rollout_section_is_an_error_naming_the_field(section: Any, message: str
                                                                   ) -> None:

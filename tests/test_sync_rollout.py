@@ -22,6 +22,7 @@ from trinogen import pipeline
 from trinogen.errors import ConfigError, SafetyRefusal
 from trinogen.gitops import WorkingCopy
 from trinogen.pipeline import SyncOptions
+from trinogen.report import format_text
 from trinogen.settings import replace
 from trinogen.settings.rollout import parse_rollout
 
@@ -152,6 +153,10 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     assert out["state"] == "halted" and out["wave"] == "canary"
     assert out["haltedBy"]["cluster"] == "c01"
     assert "Degraded: CrashLoopBackOff" in out["haltedBy"]["reason"]
+    text = format_text(halted)
+    assert "rollout: halted, wave canary" in text
+    assert "halted in wave canary by c01: trino-c01 is Degraded: CrashLoopBackOff" in text
+    assert "wave rest       held     c02, c03" in text
     f.healthy()  # recovered: a halt still waits for a person
     assert f.sync().rollout["state"] == "halted" and f.on_version() == CANARY
     resumed = f.sync(resume_rollout=True)

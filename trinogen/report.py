@@ -85,12 +85,7 @@ def rollout_lines(rollout: Any) -> list[str]:
         return []
     lines = [f"rollout: {rollout['state']}" + (f", wave {rollout['wave']}" if rollout["wave"]
                                                 else "")]
-    for w in rollout["waves"]:
-        if w["clusters"]:
-            shown = ", ".join(w["clusters"][:LIST_LIMIT])
-            more = f" ... and {len(w['clusters']) - LIST_LIMIT} more" if len(
-                w["clusters"]) > LIST_LIMIT else ""
-            lines.append(f"  wave {w['name']:10} {w['status']:8} {shown}{more}")
+    lines.extend(_wave_line(w) for w in rollout["waves"] if w["clusters"])
     halted = rollout.get("haltedBy")
     if halted:
         lines.append(f"  halted in wave {halted['wave']} by {halted['cluster']}: "
@@ -102,6 +97,13 @@ def rollout_lines(rollout: Any) -> list[str]:
     lines.extend(f"  put back: {c}" for c in rollout["restored"])
     lines.extend(f"  {note}" for note in rollout["notes"])
     return lines
+
+
+def _wave_line(wave: Any) -> str:
+    clusters = wave["clusters"]
+    more = f" ... and {len(clusters) - LIST_LIMIT} more" if len(clusters) > LIST_LIMIT else ""
+    return (f"  wave {wave['name']:10} {wave['status']:8} "
+            f"{', '.join(clusters[:LIST_LIMIT])}{more}")
 
 
 def _files_per_cluster(changes: Iterable[Any]) -> dict[str, str]:

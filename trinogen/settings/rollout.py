@@ -82,11 +82,14 @@ def parse_rollout(where: str, data: Any) -> RolloutSettings:
         raise ConfigError(f"{where}: rollout.waves: wave names must be unique (and `rest`, the "
                           "implicit last wave, may only name the last one)")
     state = data.get("state_file", DEFAULT_STATE_FILE)
-    check = data.get("check_seconds", 30)
+    return RolloutSettings(rules, _soak(where, data.get("soak", 600)), _state_file(where, state),
+                           _check(where, data.get("check_seconds", 30)))
+
+
+def _check(where: str, check: Any) -> int:
     if isinstance(check, bool) or not isinstance(check, int) or not 5 <= check <= 3600:
         raise ConfigError(f"{where}: rollout.check_seconds must be whole seconds, 5 to 3600")
-    return RolloutSettings(rules, _soak(where, data.get("soak", 600)), _state_file(where, state),
-                           check)
+    return check
 
 
 def _wave(where: str, data: Any) -> WaveRule:

@@ -1,9 +1,7 @@
-"""The watch loop: one small step at a time, with its collaborators passed in.
-
-`step()` holds the lease, opens the stream, asks `decide()` whether to sync now, and otherwise
-reads one event. Nothing here speaks pymongo or git: the lease, the change feed and the syncer
-are Protocols, so tests drive the loop with fakes as well as with the real adapters.
-"""
+"""The watch loop: one small step at a time, with its collaborators passed in. `step()` holds
+the lease, opens the stream, asks `decide()` whether to sync now, and otherwise reads one event.
+Nothing here speaks pymongo or git: the lease, the change feed and the syncer are Protocols, so
+tests drive the loop with fakes as well as with the real adapters."""
 
 from __future__ import annotations
 

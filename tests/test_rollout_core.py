@@ -205,3 +205,15 @@ def test_applications_are_matched_by_their_cluster_label_else_by_name() -> None:
     foreign = AppView("other", None, None, "Synced", "Healthy")
     assert by_cluster({"custom-name": labelled, "trino-b": bare, "other": foreign}, "trino-") == {
         "a": labelled, "b": bare}
+
+
+def test_status_of_an_idle_and_a_rolling_record() -> None:
+    """`trinogen status` says when nothing rolls, and since when a rolling wave is healthy."""
+    from trinogen.rollout.view import status_lines, summary
+
+    assert status_lines(summary(RolloutState(), ["a", "rest"])) == ["rollout: none under way"]
+    rolling = summary(RolloutState({}, Rollout(T0, 1, {"x": 0, "y": 1}, {},
+                                               T0 + timedelta(seconds=5))), ["a", "b", "rest"])
+    assert rolling["wave"] == "b" and rolling["waves"] == [
+        {"name": "a", "clusters": ["x"]}, {"name": "b", "clusters": ["y"]}]
+    assert "Healthy since 2026-12-04T12:00:05+00:00" in status_lines(rolling)[-1]

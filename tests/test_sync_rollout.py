@@ -23,6 +23,7 @@ from trinogen.errors import ConfigError, SafetyRefusal
 from trinogen.gitops import WorkingCopy
 from trinogen.pipeline import SyncOptions
 from trinogen.report import format_text
+from trinogen.rollout.view import read_status, status_lines
 from trinogen.settings import replace
 from trinogen.settings.rollout import parse_rollout
 
@@ -157,6 +158,12 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     assert "rollout: halted, wave canary" in text
     assert "halted in wave canary by c01: trino-c01 is Degraded: CrashLoopBackOff" in text
     assert "wave rest       held     c02, c03" in text
+    # `trinogen status` reads the same from the branch, through a clone of its own
+    view = read_status(f.settings, WorkingCopy(f.settings.git, str(f.remote), tmp_path / "st"))
+    assert view is not None and view["state"] == "halted" and view["wave"] == "canary"
+    assert view["haltedBy"]["cluster"] == "c01"
+    assert view["waves"] == [{"name": "canary", "clusters": sorted(CANARY)}]
+    assert "halted in wave canary by c01" in "\n".join(status_lines(view))
     f.healthy()  # recovered: a halt still waits for a person
     assert f.sync().rollout["state"] == "halted" and f.on_version() == CANARY
     resumed = f.sync(resume_rollout=True)

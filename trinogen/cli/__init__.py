@@ -194,12 +194,18 @@ def status(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
         mongo = source.connect(settings.mongodb)
         records = mongo.read_status()
         log.debug("status: %d records read (embedded database: %s)", len(records), mongo.ephemeral)
+        rollout = _rollout_status(settings)
         if output == "json":
             rows = [{"clusterId": k, **{f: jsonable(v) for f, v in r.items() if f != "_id"}}
                     for k, r in sorted(records.items())]
-            typer.echo(json.dumps({"schemaVersion": 1, "command": "status", "clusters": rows}, indent=2))
+            out = {"schemaVersion": 1, "command": "status", "clusters": rows}
+            typer.echo(json.dumps({**out, **({"rollout": rollout} if rollout else {})}, indent=2))
         else:
             typer.echo(_status_text(records, ephemeral=mongo.ephemeral), nl=False)
+            if rollout is not None:
+                from trinogen.rollout.view import status_lines
+
+                typer.echo("\n".join(status_lines(rollout)))
         return ExitCode.OK
 
     finish(run, output, "status")
@@ -256,6 +262,15 @@ def _overrides(items: list[str], extra: dict[str, Any]) -> dict[str, Any]:
         overrides[key.strip()] = value
     overrides.update({k: v for k, v in extra.items() if v is not None})
     return overrides
+
+
+def _rollout_status(settings: Settings) -> dict[str, Any] | None:
+    """With rollout waves: the rollout as its record in the GitOps repository says."""
+    if settings.rollout is None:
+        return None
+    from trinogen.rollout.view import read_status
+
+    return read_status(settings, _working_copy(settings))
 
 
 def _argo(settings: Any) -> Any:

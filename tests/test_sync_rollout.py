@@ -15,11 +15,11 @@ import pytest
 import yaml
 from bson import ObjectId
 
-from tests.conftest import example_docs, git
+from tests.conftest import example_docs, git, seed_remote
 from tests.fakes import FakeArgo
 from tests.test_sync import World
 from trinogen import pipeline
-from trinogen.errors import ConfigError, SafetyRefusal
+from trinogen.errors import ConfigError, SafetyRefusal, UnavailableError
 from trinogen.gitops import WorkingCopy
 from trinogen.pipeline import SyncOptions
 from trinogen.report import format_text
@@ -299,3 +299,37 @@ def test_resume_with_nothing_under_way_says_so(tmp_path: Path) -> None:
     f = started(tmp_path)
     report = f.sync(resume_rollout=True)
     assert not report.pushed and "no rollout is under way" in report.rollout["notes"][0]
+
+
+class DownArgo:
+    """Argo CD's API unreachable (what the adapter raises then)."""
+
+    def applications(self) -> Any:
+        raise UnavailableError("cannot reach the Kubernetes API: connection refused")
+
+
+def test_argo_cd_unreachable_holds_the_waves_but_not_an_edit(tmp_path: Path) -> None:
+    """With Argo CD's view unreadable the next wave waits, saying why; an edit still goes."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.argo = DownArgo()  # type: ignore[assignment]
+    f.mongo.set("c05", "clusterConfig.worker.replicas", 4)
+    report = f.sync()
+    assert "could not be read (cannot reach the Kubernetes API" in report.rollout["waiting"]
+    assert f.on_version() == CANARY | {"c05"} and report.rollout["early"] == ["c05"]
+
+
+def test_an_abort_writes_only_the_clusters_own_paths_from_the_record(tmp_path: Path) -> None:
+    """A record edited to name another path is not followed by an abort: that cluster is kept."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    record = f.record()
+    before = record["rollout"]["before"]
+    before["c00"] = {**before["c00"], "elsewhere/evil.yaml": before["c01"][
+        "trino-clusters/c01/values.yaml"]}  # a blob the repository has
+    seed_remote(f.remote, {STATE: json.dumps(record)}, tmp_path, "a hand edit of the record")
+    report = f.sync(abort_rollout=True)
+    assert report.rollout["restored"] == ["c01"]
+    assert "elsewhere/evil.yaml" not in f.tree() and f.on_version() == {"c00"}

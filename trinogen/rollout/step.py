@@ -18,6 +18,7 @@ cluster is reported as released early and watched by the gate like its wave.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +26,7 @@ from typing import Any
 
 from trinogen.cache import document_key
 from trinogen.desired import Desired
-from trinogen.errors import ConfigError
+from trinogen.errors import ConfigError, UnavailableError
 from trinogen.model import RawDocument
 from trinogen.plan import DesiredFile, Layout
 from trinogen.ports import ArgoViewFactory, Repository
@@ -36,6 +37,7 @@ from trinogen.settings import Settings
 from trinogen.settings.rollout import RolloutSettings
 
 _DIGEST_SALT = "trinogen-rollout"
+_BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,11 @@ def _control(step: Step, i: Inputs, state: RolloutState, digests: Mapping[str, s
 def _restore(i: Inputs, r: Rollout, state: RolloutState, digests: Mapping[str, str]) -> set[str]:
     """Each released cluster's files as they were before the rollout, unless its document was
     edited since (then its owner's edit would be undone: kept, and said so)."""
+    # Only blob ids, and only paths of the cluster's own: the record is a file anyone with push
+    # rights can edit, and an abort must not write anywhere else because it says so.
     wanted = {c: f for c, f in r.before.items()
-              if c in i.desired.files and digests.get(c) == state.documents.get(c)}
+              if c in i.desired.files and digests.get(c) == state.documents.get(c)
+              and all(i.layout.cluster_of(p) == c and _BLOB.fullmatch(b) for p, b in f.items())}
     contents = i.repo.blobs(b for f in wanted.values() for b in f.values())
     out = set()
     for cid, files in wanted.items():
@@ -230,7 +235,11 @@ def _verdict(i: Inputs, watched: list[str], r: Rollout) -> Verdict:
         return Verdict(ADVANCE, "no released cluster to watch")
     if i.argo is None:
         return Verdict("wait", "Argo CD's view is not configured: the next wave waits")
-    apps = by_cluster(i.argo().applications(), i.settings.argocd.app_name_prefix)
+    try:
+        found = i.argo().applications()
+    except (UnavailableError, ConfigError) as e:  # a document's own edit must still go
+        return Verdict("wait", f"Argo CD's view could not be read ({e}): the next wave waits")
+    apps = by_cluster(found, i.settings.argocd.app_name_prefix)
     return judge(watched, apps, head=i.repo.head_commit(), now=i.now,
                  healthy_since=r.healthy_since, soak_seconds=i.rules.soak_seconds)
 

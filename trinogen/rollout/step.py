@@ -184,11 +184,9 @@ def _control(step: Step, i: Inputs, state: RolloutState, digests: Mapping[str, s
 def _restore(i: Inputs, r: Rollout, state: RolloutState, digests: Mapping[str, str]) -> set[str]:
     """Each released cluster's files as they were before the rollout, unless its document was
     edited since (then its owner's edit would be undone: kept, and said so)."""
-    # Only blob ids, and only paths of the cluster's own: the record is a file anyone with push
-    # rights can edit, and an abort must not write anywhere else because it says so.
     wanted = {c: f for c, f in r.before.items()
               if c in i.desired.files and digests.get(c) == state.documents.get(c)
-              and all(i.layout.cluster_of(p) == c and _BLOB.fullmatch(b) for p, b in f.items())}
+              and _own(i.layout, c, f)}
     contents = i.repo.blobs(b for f in wanted.values() for b in f.values())
     out = set()
     for cid, files in wanted.items():
@@ -196,6 +194,12 @@ def _restore(i: Inputs, r: Rollout, state: RolloutState, digests: Mapping[str, s
             i.desired.files[cid] = {p: DesiredFile(b, contents[b]) for p, b in files.items()}
             out.add(cid)
     return out
+
+
+def _own(layout: Layout, cid: str, files: Mapping[str, str]) -> bool:
+    """Only blob ids, and only paths of the cluster's own: the record is a file anyone with push
+    rights can edit, and an abort must not write anywhere else because it says so."""
+    return all(layout.cluster_of(p) == cid and _BLOB.fullmatch(b) for p, b in files.items())
 
 
 def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int],

@@ -184,9 +184,7 @@ def _control(step: Step, i: Inputs, state: RolloutState, digests: Mapping[str, s
 def _restore(i: Inputs, r: Rollout, state: RolloutState, digests: Mapping[str, str]) -> set[str]:
     """Each released cluster's files as they were before the rollout, unless its document was
     edited since (then its owner's edit would be undone: kept, and said so)."""
-    wanted = {c: f for c, f in r.before.items()
-              if c in i.desired.files and digests.get(c) == state.documents.get(c)
-              and _own(i.layout, c, f)}
+    wanted = {c: f for c, f in r.before.items() if _restorable(i, c, f, state, digests)}
     contents = i.repo.blobs(b for f in wanted.values() for b in f.values())
     out = set()
     for cid, files in wanted.items():
@@ -196,10 +194,14 @@ def _restore(i: Inputs, r: Rollout, state: RolloutState, digests: Mapping[str, s
     return out
 
 
-def _own(layout: Layout, cid: str, files: Mapping[str, str]) -> bool:
-    """Only blob ids, and only paths of the cluster's own: the record is a file anyone with push
-    rights can edit, and an abort must not write anywhere else because it says so."""
-    return all(layout.cluster_of(p) == cid and _BLOB.fullmatch(b) for p, b in files.items())
+def _restorable(i: Inputs, cid: str, files: Mapping[str, str], state: RolloutState,
+                digests: Mapping[str, str]) -> bool:
+    """Rendered in this run, its document unedited since, and only blob ids at paths of the
+    cluster's own: the record is a file anyone with push rights can edit, and an abort must not
+    write anywhere else because it says so."""
+    return (cid in i.desired.files and digests.get(cid) == state.documents.get(cid)
+            and all(i.layout.cluster_of(p) == cid and _BLOB.fullmatch(b)
+                    for p, b in files.items()))
 
 
 def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int],

@@ -333,3 +333,18 @@ def test_an_abort_writes_only_the_clusters_own_paths_from_the_record(tmp_path: P
     report = f.sync(abort_rollout=True)
     assert report.rollout["restored"] == ["c01"]
     assert "elsewhere/evil.yaml" not in f.tree() and f.on_version() == {"c00"}
+
+
+def test_a_fix_while_halted_reaches_the_released_waves_only(tmp_path: Path) -> None:
+    """A corrected setting during a halt goes to the clusters that already run the change; the
+    held waves keep their old files, and the rollout stays halted."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.healthy()
+    f.argo.set("c00", health="Degraded", revision=f.head())
+    f.sync()
+    f.bump_chart("1.43.1")
+    report = f.sync()
+    assert f.on_version("1.43.1") == CANARY and f.on_version("1.42.2") == EARLY | REST
+    assert report.rollout["state"] == "halted"

@@ -348,3 +348,16 @@ def test_a_fix_while_halted_reaches_the_released_waves_only(tmp_path: Path) -> N
     report = f.sync()
     assert f.on_version("1.43.1") == CANARY and f.on_version("1.42.2") == EARLY | REST
     assert report.rollout["state"] == "halted"
+
+
+def test_the_watch_syncer_asks_to_look_again_while_a_rollout_rolls(tmp_path: Path) -> None:
+    """watch's real syncer reports `rollout.check_seconds` after a sync that left a wave waiting,
+    and nothing once no rollout is under way."""
+    from trinogen.watch.syncing import pipeline_syncer
+
+    f = started(tmp_path)
+    idle = pipeline_syncer(f.settings, f.mongo.source, f.repo, None)((), lambda: None)
+    assert idle.recheck_seconds is None
+    f.bump_chart()
+    rolling = pipeline_syncer(f.settings, f.mongo.source, f.repo, None)((), lambda: None)
+    assert rolling.pushed and rolling.recheck_seconds == 30 and f.on_version() == CANARY

@@ -84,7 +84,7 @@ class Step:
         r = self.rollout
         wave = None if r is None or r.aborted else self.waves[min(r.wave, len(self.waves) - 1)]
         return {
-            "state": _state(r, self.fleet),
+            "state": _state(r),
             "wave": wave,
             "waiting": None if self.verdict is None or self.verdict.action == ADVANCE
             else self.verdict.reason,
@@ -102,12 +102,11 @@ class Step:
         r = self.rollout
         carried = {c for c, w in (r.released.items() if r else ()) if w == index}
         pending = {c for c, w in self.fleet.items() if w == index and c in self.held}
-        status = ("held" if pending else "released" if carried
-                  else "none")
+        status = "held" if pending else "released" if carried else "none"
         return {"name": name, "status": status, "clusters": sorted(carried | pending)}
 
 
-def _state(r: Rollout | None, fleet: Mapping[str, int]) -> str:
+def _state(r: Rollout | None) -> str:
     if r is None:
         return "idle"
     if r.aborted:

@@ -18,7 +18,7 @@ from trinogen.cache import merged
 from trinogen.errors import SecretNotFound
 from trinogen.model import RawDocument
 from trinogen.plan import FileChange, Layout
-from trinogen.ports import CachedFailure, CacheEntry, PushOutcome, StatusRecord
+from trinogen.ports import AppView, CachedFailure, CacheEntry, PushOutcome, StatusRecord
 from trinogen.secrets import Secret, SecretData
 
 
@@ -205,3 +205,30 @@ class FakeRepo:
 
     def render_cache(self, fingerprint: str) -> FakeCache | None:
         return self.cache
+
+
+class FakeArgo:
+    """Argo CD's view as a dict of Applications by name (trinogen.ports.ArgoView).
+
+    Stands in for Argo CD's application controller: a test writes what the controller would
+    report (sync, health, revision, last operation) and counts how often it was read.
+    """
+
+    def __init__(self, prefix: str = "trino-") -> None:
+        self.prefix = prefix
+        self.apps: dict[str, AppView] = {}
+        self.reads = 0
+
+    def applications(self) -> Mapping[str, AppView]:
+        self.reads += 1
+        return dict(self.apps)
+
+    def set(self, cluster: str, *, sync: str = "Synced", health: str = "Healthy",
+            revision: str | None = None, message: str | None = None,
+            operation: str | None = "Succeeded") -> None:
+        name = self.prefix + cluster
+        self.apps[name] = AppView(name, cluster, None, sync, health, message, revision, operation)
+
+    def all(self, clusters: Iterable[str], **status: Any) -> None:
+        for cid in clusters:
+            self.set(cid, **status)

@@ -197,3 +197,20 @@ def test_the_document_page_shows_problems_as_validate_prints_them(seeded: dict[s
     result = invoke(["validate"], seeded)
     assert result.exit_code == ExitCode.CLUSTERS_FAILED
     assert result.stdout == block
+
+
+def test_rollout_flags_and_status_on_the_command_line(tmp_path: Path, seeded: dict[str, str]
+                                                      ) -> None:
+    """--resume-rollout needs waves (usage error); with waves, sync -o json and status show the
+    rollout (none under way after the first sync)."""
+    refused = invoke(["sync", "--resume-rollout"], seeded)
+    assert refused.exit_code == ExitCode.USAGE and "need rollout waves" in refused.output
+    config = tmp_path / "waves.yaml"
+    config.write_text((ROOT / "config" / "demo.yaml").read_text()
+                      + "\nrollout:\n  waves: [{name: canary, clusters: [adhoc-dev]}]\n")
+    env = {**seeded, "TRINOGEN_CONFIG": str(config)}
+    synced = invoke(["sync", "-o", "json"], env)
+    assert synced.exit_code == 0, synced.output
+    assert json.loads(synced.output)["rollout"]["state"] == "idle"
+    status = invoke(["status"], env)
+    assert status.exit_code == 0 and "rollout: none under way" in status.output

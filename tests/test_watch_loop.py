@@ -143,6 +143,7 @@ class FakeSyncer:
         self.calls: list[tuple[str, ...]] = []
         self.errors: deque[Exception] = deque()
         self.always: Exception | None = None
+        self.recheck: float | None = None  # a rollout left waiting (SyncOutcome.recheck_seconds)
 
     def __call__(self, doc_ids: tuple[str, ...], before_push: Callable[[], None]) -> SyncOutcome:
         self.calls.append(doc_ids)
@@ -151,7 +152,7 @@ class FakeSyncer:
         if self.errors:
             raise self.errors.popleft()
         before_push()
-        return SyncOutcome(pushed=True, commit="c0ffee" * 6)
+        return SyncOutcome(pushed=True, commit="c0ffee" * 6, recheck_seconds=self.recheck)
 
 
 class Loop:
@@ -404,3 +405,18 @@ def test_losing_the_lease_clears_degraded() -> None:
     loop.steps(15, every=0.1)
     assert loop.w.role == "follower" and loop.w.stream is None
     assert loop.health() == (200, "ok") and loop.w.refusal is None
+
+
+def test_a_waiting_rollout_brings_the_next_full_sync_forward() -> None:
+    """A sync that leaves a rollout waiting on health makes the watcher look again after the
+    rollout's check interval, not a whole reconcile period later (issue 20)."""
+    loop = started(saved=pos(1))
+    loop.syncer.recheck = 30.0
+    loop.feed.emit("doc-a", pos(2))
+    loop.steps(20, every=0.2)
+    assert loop.syncer.calls[-1] == ('doc-a',)
+    assert loop.w.at.next_reconcile <= loop.clock.now + 30
+    calls = len(loop.syncer.calls)
+    loop.clock.advance(31)
+    loop.steps(3)
+    assert len(loop.syncer.calls) == calls + 1 and loop.syncer.calls[-1] == ()

@@ -14,15 +14,14 @@ passed in through the Protocols of `trinogen.ports`. The steps live in their own
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from trinogen import model
 from trinogen.appprojects import ProjectPlanner, rendered_projects
@@ -30,8 +29,16 @@ from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desi
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
-from trinogen.ports import ArgoView, DocumentSource, ReaderFactory, RenderCacheStore, Repository
+from trinogen.ports import (
+    ArgoView,
+    ArgoViewFactory,
+    DocumentSource,
+    ReaderFactory,
+    RenderCacheStore,
+    Repository,
+)
 from trinogen.publish import Planner, Published, plan_failures, publish
+from trinogen.redact import value_tagger
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.result import Report
 from trinogen.settings import Settings
@@ -148,6 +155,9 @@ class SyncOptions:
     dry_run: bool = False
     allow_empty: bool = False
     allow_mass_prune: bool = False
+    allow_fleet_change: bool = False  # no waves: change more running clusters than the limits
+    resume_rollout: bool = False  # after a halt (or an abort): release the next waves again
+    abort_rollout: bool = False  # put the released clusters' files back; hold the change
     clusters: tuple[str, ...] = ()  # --cluster: only these (and prune only among them)
     doc_ids: tuple[str, ...] = ()  # watch: documents that changed (canonical _id JSON)
     inline: bool = False
@@ -173,9 +183,19 @@ def sync(
     reader_factory: ReaderFactory | None = None,
     renderer: Renderer | None = None,
     progress: Progress = no_progress,
+    argo_view: ArgoViewFactory | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> Report:
-    """Plan the repository against the documents, then commit and push the difference once."""
+    """Plan the repository against the documents, then commit and push the difference once.
+
+    `argo_view` is read only when a rollout waits on Argo CD's health (`rollout` settings);
+    `clock` gives the rollout's time (UTC now by default).
+    """
     started = time.monotonic()
+    if options.resume_rollout or options.abort_rollout:
+        from trinogen.rollout.step import check_control
+
+        check_control(settings, options.resume_rollout, options.abort_rollout)
     renderer = renderer or Renderer(settings, bytecode_dir=_bytecode_dir(repo))
     require_repo_url(settings)
     layout = _layout(settings)
@@ -185,7 +205,8 @@ def sync(
         progress("refresh", 0, 1)
         repo.refresh()
         tree = repo.tree(layout)
-        reader = _Reader(settings, source, repo, renderer, options, reader_factory, progress)
+        reader = _Reader(settings, source, repo, renderer, options, reader_factory, progress,
+                         _Rollouts(argo_view, clock))
         planner = reader(tree)
         if options.dry_run:
             done = Published(planner(tree), planner)
@@ -198,6 +219,8 @@ def sync(
         reader.save_cache()
     desired = done.planner.desired
     _fill(report, desired, done)
+    if reader.rollouts.step is not None:
+        report.rollout = reader.rollouts.step.to_json()
     if not options.dry_run and options.write_status:
         report.stats["statusWrites"] = write_status(source, done.plan, desired.failed,
                                                     desired.render_hashes,
@@ -208,6 +231,25 @@ def sync(
     report.stats.update(_sync_stats(desired, done, done.planner.guards.documents_read, source,
                                     started))
     return report
+
+
+@dataclass
+class _Rollouts:
+    """What the rollout step needs from the caller, and what it decided last."""
+
+    argo_view: ArgoViewFactory | None = None
+    clock: Callable[[], datetime] | None = None
+    step: Any = None  # trinogen.rollout.step.Step of the last read (imported only with waves)
+
+    def __call__(self, settings: Settings, desired: Desired, raws: list[model.RawDocument],
+                 tree: Mapping[str, str], repo: Repository, options: SyncOptions) -> None:
+        from trinogen.rollout.step import Control, Inputs, run_step  # only with waves
+
+        now = self.clock() if self.clock is not None else datetime.now(UTC)
+        self.step = run_step(Inputs(
+            settings, desired, raws, tree, repo, _layout(settings), now,
+            Control(options.resume_rollout, options.abort_rollout), self.argo_view,
+            full_run=not options.targeted))
 
 
 @dataclass
@@ -222,6 +264,7 @@ class _Reader:
     options: SyncOptions
     reader_factory: ReaderFactory | None
     progress: Progress
+    rollouts: _Rollouts
     cache: RenderCacheStore | None = None
 
     def __call__(self, tree: Mapping[str, str]) -> Planner:
@@ -242,6 +285,8 @@ class _Reader:
 
             enforce_quotas(self.settings, desired, tree, self.repo, layout,
                            Scope(scope, self.source.complete))
+        if self.settings.rollout is not None:
+            self.rollouts(self.settings, desired, raws, tree, self.repo, self.options)
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
                        ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
@@ -261,6 +306,10 @@ def _guards(settings: Settings, options: SyncOptions, documents_read: int,
         max_prune_count=settings.sync.max_prune_count,
         max_prune_share=settings.sync.max_prune_share,
         source_complete=source.complete,
+        allow_fleet_change=options.allow_fleet_change,
+        max_fleet_change_count=settings.sync.max_fleet_change_count,
+        max_fleet_change_share=settings.sync.max_fleet_change_share,
+        waves=settings.rollout is not None,
     )
 
 
@@ -310,7 +359,7 @@ def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
     line = re.compile(rf"^(\s*(?:-\s+\"?)?(?:{names})=).*$", re.MULTILINE) if names else None
     # In inline mode the old side may hold a secret this run no longer knows of (a document
     # stopped using the placeholder): every catalog property value is shown as a tag instead.
-    tag = _value_tagger() if inline else None
+    tag = value_tagger() if inline else None
     if not forms and line is None and tag is None:
         return lambda text: text
 
@@ -321,25 +370,6 @@ def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
         return tag(text) if tag is not None else text
 
     return mask
-
-
-# A property line as catalog files and values.yaml's `catalogs` texts hold them: `key=value`.
-_PROPERTY_LINE = re.compile(r"^(\s*[^\s=:#!-][^\s=:]*=)(.*)$", re.MULTILINE)
-
-
-def _value_tagger() -> Callable[[str], str]:
-    """Replaces each property value with `***` and a tag that differs when the value differs.
-
-    The tag is an HMAC under a key made for this run only, so a diff still shows *that* a value
-    changed while nothing about the value (not even a guessable hash) is printed.
-    """
-    key = os.urandom(32)
-
-    def tagged(m: re.Match[str]) -> str:
-        digest = hmac.new(key, m.group(2).encode("utf-8", "surrogatepass"), hashlib.sha256)
-        return f"{m.group(1)}***{digest.hexdigest()[:8]}"
-
-    return lambda text: _PROPERTY_LINE.sub(tagged, text)
 
 
 def _layout(settings: Settings) -> Layout:

@@ -95,6 +95,11 @@ class Guards:
     # False when part of the source could not be read: a missing document may only be unread,
     # so nothing is pruned as deleted (disabled documents were read and still prune).
     source_complete: bool = True
+    # No rollout waves: changing more running clusters than both limits is refused (issue 20)
+    allow_fleet_change: bool = False
+    max_fleet_change_count: int = 20
+    max_fleet_change_share: float = 0.5
+    waves: bool = False
 
 
 @dataclass(frozen=True)
@@ -302,8 +307,10 @@ def _diff_cluster(
 
 def refusal_of(clusters: Iterable[ClusterChange], g: Guards, repo_count: int) -> str | None:
     """Why the guards refuse a plan with these cluster changes, or None."""
+    changes = list(clusters)
     return _empty_source(g, repo_count) or _mass_prune(
-        [c for c in clusters if c.action == "prune"], g, repo_count)
+        [c for c in changes if c.action == "prune"], g, repo_count) or _fleet_change(
+        [c for c in changes if c.action == "update"], g, repo_count)
 
 
 def _empty_source(g: Guards, repo_count: int) -> str | None:
@@ -329,6 +336,23 @@ def _mass_prune(prunes: list[ClusterChange], g: Guards, repo_count: int) -> str 
         f"the run would prune {len(prunes)} of {repo_count} clusters ({names}), more than "
         f"sync.max_prune_count ({g.max_prune_count}) and sync.max_prune_share "
         f"({g.max_prune_share:.0%}); check the source, then run again with --allow-mass-prune"
+    )
+
+
+def _fleet_change(updates: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
+    """Without waves, an update of more running clusters than both limits goes nowhere (with no
+    rollout record a settings change and a mass edit look alike: both count, same blast radius)."""
+    n = len(updates)
+    if (g.allow_fleet_change or g.waves or n <= g.max_fleet_change_count
+            or n <= g.max_fleet_change_share * repo_count):
+        return None
+    names = ", ".join(c.cluster_id for c in updates[:10]) + (" ..." if n > 10 else "")
+    return (
+        f"the run would change {n} of {repo_count} running clusters at once ({names}), more than "
+        f"sync.max_fleet_change_count ({g.max_fleet_change_count}) and "
+        f"sync.max_fleet_change_share ({g.max_fleet_change_share:.0%}); a settings, template or "
+        "chart change should go in waves (the `rollout` settings, docs/rollouts.md), or run "
+        "again with --allow-fleet-change"
     )
 
 

@@ -8,8 +8,12 @@ Pure string work: no urllib, so the pure core may use it (settings derive Argo C
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import os
 import re
+from collections.abc import Callable
 
 MASK = "***"
 
@@ -117,3 +121,22 @@ class RedactingFilter(logging.Filter):
         if clean != message:
             record.msg, record.args = clean, None
         return True
+
+
+# A property line as catalog files and values.yaml's `catalogs` texts hold them: `key=value`.
+_PROPERTY_LINE = re.compile(r"^(\s*[^\s=:#!-][^\s=:]*=)(.*)$", re.MULTILINE)
+
+
+def value_tagger() -> Callable[[str], str]:
+    """Replaces each property value with `***` and a tag that differs when the value differs.
+
+    The tag is an HMAC under a key made for this run only, so a diff still shows *that* a value
+    changed while nothing about the value (not even a guessable hash) is printed.
+    """
+    key = os.urandom(32)
+
+    def tagged(m: re.Match[str]) -> str:
+        digest = hmac.new(key, m.group(2).encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return f"{m.group(1)}***{digest.hexdigest()[:8]}"
+
+    return lambda text: _PROPERTY_LINE.sub(tagged, text)

@@ -52,6 +52,7 @@ def format_text(report: Any, *, color: bool = False, stat: bool = False) -> str:
         lines.append("")
     if report.plan is not None:
         lines.extend(_plan_lines(report, stat))
+        lines.extend(rollout_lines(getattr(report, "rollout", None)))
     else:
         lines.append(_tree_summary(report))
     for group in failure_groups(report.failed):
@@ -79,6 +80,33 @@ def _plan_lines(report: Any, stat: bool = False) -> list[str]:
             lines.append(f"  {word:8} ... and {len(changes) - LIST_LIMIT} more "
                          "(--output json lists all)")
     return lines
+
+
+def rollout_lines(rollout: Any) -> list[str]:
+    """The rollout block of a sync with waves: each wave's state, and what waits and why."""
+    if not rollout:
+        return []
+    lines = [f"rollout: {rollout['state']}" + (f", wave {rollout['wave']}" if rollout["wave"]
+                                                else "")]
+    lines.extend(_wave_line(w) for w in rollout["waves"] if w["clusters"])
+    halted = rollout.get("haltedBy")
+    if halted:
+        lines.append(f"  halted in wave {halted['wave']} by {halted['cluster']}: "
+                     f"{halted['reason']} (fix it, then sync --resume-rollout; or "
+                     "--abort-rollout to put the released files back)")
+    elif rollout.get("waiting"):
+        lines.append(f"  waiting: {rollout['waiting']}")
+    lines.extend(f"  released early (its document was edited): {c}" for c in rollout["early"])
+    lines.extend(f"  put back: {c}" for c in rollout["restored"])
+    lines.extend(f"  {note}" for note in rollout["notes"])
+    return lines
+
+
+def _wave_line(wave: Any) -> str:
+    clusters = wave["clusters"]
+    more = f" ... and {len(clusters) - LIST_LIMIT} more" if len(clusters) > LIST_LIMIT else ""
+    return (f"  wave {wave['name']:10} {wave['status']:8} "
+            f"{', '.join(clusters[:LIST_LIMIT])}{more}")
 
 
 def _files_per_cluster(changes: Iterable[Any]) -> dict[str, str]:

@@ -32,6 +32,8 @@ class Report:
     rendered: list[str] = field(default_factory=list)  # render / validate: clusters that are fine
     disabled: list[str] = field(default_factory=list)
     out_dir: str | None = None
+    rollout: dict[str, Any] | None = None  # sync with rollout waves: trinogen.rollout.step
+
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -47,6 +49,8 @@ class Report:
             out.update(self._sync_json())
         if self.out_dir is not None:
             out["outDir"] = self.out_dir
+        if self.rollout is not None:
+            out["rollout"] = self.rollout
         return out
 
     def _clusters_json(self) -> dict[str, Any]:

@@ -136,6 +136,9 @@ def sync(
     cluster: ClusterOpt = None,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Allow pruning everything when the source is empty.")] = False,
     allow_mass_prune: Annotated[bool, typer.Option("--allow-mass-prune", help="Allow pruning more clusters than the sync.max_prune_* limits.")] = False,
+    allow_fleet_change: Annotated[bool, typer.Option("--allow-fleet-change", help="With no rollout waves: allow changing more running clusters than the sync.max_fleet_change_* limits.")] = False,
+    resume_rollout: Annotated[bool, typer.Option("--resume-rollout", help="Release the next wave again after a halt (or restart an aborted rollout).")] = False,
+    abort_rollout: Annotated[bool, typer.Option("--abort-rollout", help="Put the released clusters' files back and hold the fleet change.")] = False,
     allow_inline_secrets: InlineOpt = False,
     remote: RemoteOpt = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Branch (git.branch).")] = None,
@@ -160,13 +163,15 @@ def sync(
         options = pipeline.SyncOptions(
             dry_run=dry_run, allow_empty=allow_empty, allow_mass_prune=allow_mass_prune,
             clusters=tuple(cluster or ()), inline=pipeline.inline_mode(settings, allow_inline_secrets),
+            allow_fleet_change=allow_fleet_change, resume_rollout=resume_rollout,
+            abort_rollout=abort_rollout,
         )
         try:
             with _progress(output, settings) as progress:
                 report = pipeline.sync(
                     settings, source.connect(settings.mongodb), _working_copy(settings),
                     options=options, reader_factory=_vault_factory(settings, progress),
-                    progress=progress,
+                    progress=progress, argo_view=_argo(settings),
                 )
         except SafetyRefusal as e:
             raise _refusal_hint(e, allow_empty, allow_mass_prune) from None
@@ -199,7 +204,7 @@ def status(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
         report = pipeline.status(settings, mongo, view, note)
         log.debug("status: %d records read (embedded database: %s)", len(report.records),
                   mongo.ephemeral)
-        print_status(report, output)
+        print_status(report, output, _rollout_status(settings))
         return ExitCode.OK
 
     finish(run, output, "status")
@@ -256,6 +261,26 @@ def _overrides(items: list[str], extra: dict[str, Any]) -> dict[str, Any]:
         overrides[key.strip()] = value
     overrides.update({k: v for k, v in extra.items() if v is not None})
     return overrides
+
+
+def _rollout_status(settings: Settings) -> dict[str, Any] | None:
+    """With rollout waves: the rollout as its record in the GitOps repository says."""
+    if settings.rollout is None:
+        return None
+    from trinogen.rollout.view import read_status
+
+    return read_status(settings, _working_copy(settings))
+
+
+def _argo(settings: Any) -> Any:
+    """Argo CD's view for a rollout's gate (built only when a gate reads it)."""
+    if settings.rollout is None:
+        return None
+    from functools import partial
+
+    from trinogen.argocd import argo_view
+
+    return partial(argo_view, settings)  # the view reads nothing until the gate asks
 
 
 def _refusal_hint(e: SafetyRefusal, allow_empty: bool, allow_mass_prune: bool) -> SafetyRefusal:

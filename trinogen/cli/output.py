@@ -165,14 +165,22 @@ def print_report(report: Report, output: str, *, color: bool = False, stat: bool
     typer.echo(format_text(report, color=color, stat=stat), nl=False, color=color or None)
 
 
-def print_status(report: StatusReport, output: str) -> None:
+def print_status(report: StatusReport, output: str,
+                 rollout: dict[str, Any] | None = None) -> None:
+    """The status report, and the rollout's record when `rollout` waves are configured."""
     STATUS.clear()
     if output == "json":
-        typer.echo(json.dumps(report.to_json(), indent=2, default=jsonable))
+        out = report.to_json()
+        typer.echo(json.dumps({**out, **({"rollout": rollout} if rollout else {})}, indent=2,
+                              default=jsonable))
         return
     from trinogen.report import format_status
 
     typer.echo(format_status(report), nl=False)
+    if rollout is not None:
+        from trinogen.rollout.view import status_lines
+
+        typer.echo("\n".join(status_lines(rollout)))
 
 
 def jsonable(value: Any) -> Any:

@@ -84,6 +84,8 @@ def _check_limits(s: Settings) -> None:
         (g.push_retries >= 0 and g.timeout > 0 and g.lock_timeout >= 0,
          "git.push_retries, git.timeout and git.lock_timeout must not be negative"),
         (0 <= s.sync.max_prune_share <= 1, "sync.max_prune_share must be between 0 and 1"),
+        (0 <= s.sync.max_fleet_change_share <= 1 and s.sync.max_fleet_change_count >= 0,
+         "sync.max_fleet_change_share must be between 0 and 1, max_fleet_change_count >= 0"),
         (1 <= s.validation.max_problems <= 10_000,
          "validation.max_problems must be between 1 and 10000"),
         (1024 <= s.mongodb.max_document_bytes <= 16 * 1024 * 1024,
@@ -99,6 +101,8 @@ def _check_output_roots(s: Settings) -> None:
              "output.applications_dir": s.output.applications_dir}
     if s.output.root_app:
         roots["output.root_app"] = s.output.root_app
+    if s.rollout is not None:  # the rollout's state is trinogen's file beside them
+        roots["rollout.state_file"] = s.rollout.state_file
     for key, name in roots.items():
         _check_relative(key, name)
     for (key_a, a), (key_b, b) in itertools.combinations(roots.items(), 2):

@@ -27,6 +27,7 @@ Raw = dict[str, dict[str, Any]]
 _LAYERS = ("defaults", "profiles")  # document layers, kept as the file gives them
 # Read after every other section of the file (they name its options and profiles).
 _TENANCY = ("tenants", "profile_requirements")
+_ROLLOUT = "rollout"  # parsed only when a file has it (trinogen.settings.rollout)
 
 # Environment variables other tools own, mapped onto settings.
 _FOREIGN_ENV = {
@@ -53,8 +54,9 @@ def sections() -> dict[str, type]:
     return {
         name: hint
         # `Tenant` is an annotation only (its module loads when a file declares tenants)
-        for name, hint in typing.get_type_hints(Settings, localns={"Tenant": object}).items()
-        if name not in {*_LAYERS, *_TENANCY, "named", "source"}
+        for name, hint in typing.get_type_hints(
+            Settings, localns={"Tenant": object, "RolloutSettings": object}).items()
+        if name not in {*_LAYERS, *_TENANCY, _ROLLOUT, "named", "source"}
     }
 
 
@@ -116,6 +118,8 @@ def _merge_flags(overrides: Mapping[str, Any], raw: Raw) -> None:
         if section in _TENANCY:
             raise ConfigError(f"{where}: {section} say who may pick what; set them in the "
                               "configuration file")
+        if section == _ROLLOUT:
+            raise ConfigError(f"{where}: rollout waves are set in the configuration file")
         _known_section(section, where)
         key, _, entry = key.partition(".")
         _known_key(section, key, where)
@@ -147,7 +151,7 @@ def _merge_flag(raw: dict[str, Any], section: str, key: str, entry: str, value: 
 def _known_section(section: Any, where: str) -> None:
     """Refuse a section that does not exist, listing the ones that do."""
     if section not in sections():
-        known = ", ".join(sorted([*sections(), *_LAYERS, *_TENANCY, *KINDS]))
+        known = ", ".join(sorted([*sections(), *_LAYERS, *_TENANCY, _ROLLOUT, *KINDS]))
         raise ConfigError(f"{where}: unknown section {section!r} (known: {known})")
 
 
@@ -165,7 +169,7 @@ def _merge_file(path: Path, raw: Raw, layers: dict[str, Any],
     data = _read_yaml(path)
     base = path.resolve().parent
     for section, values in data.items():
-        if section in _TENANCY:
+        if section in (*_TENANCY, _ROLLOUT):
             continue
         if section in _LAYERS:
             layers[section] = _document_layer(path, section, values)
@@ -179,7 +183,17 @@ def _merge_file(path: Path, raw: Raw, layers: dict[str, Any],
         for key, value in values.items():
             _known_key(section, key, str(path))
             raw[section][key] = _resolve_path(section, key, value, base)
-    return _tenancy(str(path), data, named, layers["profiles"])
+    return {**_tenancy(str(path), data, named, layers["profiles"]),
+            **_rollout(str(path), data.get(_ROLLOUT))}
+
+
+def _rollout(where: str, data: Any) -> dict[str, Any]:
+    """The file's waves, if it has any (their parser loads only then)."""
+    if data is None:
+        return {}
+    from trinogen.settings.rollout import parse_rollout
+
+    return {"rollout": parse_rollout(where, data)}
 
 
 def _tenancy(where: str, data: Mapping[str, Any], named: Mapping[str, Mapping[str, Any]],

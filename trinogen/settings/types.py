@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from trinogen.redact import strip_userinfo
 
-if TYPE_CHECKING:  # imported by the loader only when a settings file declares tenants
+if TYPE_CHECKING:  # imported by the loader only when a settings file declares them
+    from trinogen.settings.rollout import RolloutSettings
     from trinogen.settings.tenants import Tenant
 
 
@@ -121,6 +122,11 @@ class SyncSettings:
     # A run that would prune more clusters than BOTH limits is refused without --allow-mass-prune.
     max_prune_count: int = 5
     max_prune_share: float = 0.25
+    # With no `rollout` waves, a run that would change the files of more existing clusters than
+    # BOTH limits is refused without --allow-fleet-change (issue 20: a settings, template or
+    # chart change reaching the whole fleet in one commit).
+    max_fleet_change_count: int = 20
+    max_fleet_change_share: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,8 @@ class Settings:
     tenants: Mapping[str, Tenant] = field(default_factory=dict)
     # profile -> the option kinds a document on it must pick (a `null` cannot drop them).
     profile_requirements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The waves a fleet change goes through (`settings.rollout`); None: no waves.
+    rollout: RolloutSettings | None = None
     # Where the settings came from, for messages.
     source: str = "built-in defaults"
 

@@ -1,9 +1,7 @@
-"""The watch loop: one small step at a time, with its collaborators passed in.
-
-`step()` holds the lease, opens the stream, asks `decide()` whether to sync now, and otherwise
-reads one event. Nothing here speaks pymongo or git: the lease, the change feed and the syncer
-are Protocols, so tests drive the loop with fakes as well as with the real adapters.
-"""
+"""The watch loop: one small step at a time, with its collaborators passed in. `step()` holds
+the lease, opens the stream, asks `decide()` whether to sync now, and otherwise reads one event.
+Nothing here speaks pymongo or git: the lease, the change feed and the syncer are Protocols, so
+tests drive the loop with fakes as well as with the real adapters."""
 
 from __future__ import annotations
 
@@ -393,6 +391,8 @@ class Watcher:
             if self.refusal is not None:
                 log.info("a full sync succeeded: the refused sync is resolved")
                 self._resolved()
+        if outcome.recheck_seconds is not None:  # a rollout waits on health: look again soon
+            self.at.next_reconcile = min(self.at.next_reconcile, done + outcome.recheck_seconds)
         message, extra, lag = describe(work, outcome, pushed_at, done - started, done)
         if lag is not None and outcome.pushed:
             self.metrics.lag(lag)

@@ -23,6 +23,8 @@ class SyncOutcome:
     counts: dict[str, int] = field(default_factory=dict)  # plan counts: added, updated, ...
     failed: int = 0  # clusters that failed (reported, their files kept)
     stats: dict[str, Any] = field(default_factory=dict)  # the report's stats (cache hits, ...)
+    # A rollout waits on Argo CD's health: look again (a full sync) this many seconds from now.
+    recheck_seconds: float | None = None
 
 
 class Syncer(Protocol):
@@ -43,14 +45,23 @@ def pipeline_syncer(settings: Any, source: Any, repo: Any,
     from trinogen.render import Renderer
 
     renderer = Renderer(settings)
+    argo = None
+    if settings.rollout is not None:  # only a rollout reads Argo CD's view
+        from functools import partial
+
+        from trinogen.argocd import argo_view
+
+        argo = partial(argo_view, settings)  # reads nothing until the gate asks
 
     def sync(doc_ids: tuple[str, ...], before_push: Callable[[], None]) -> SyncOutcome:
         options = pipeline.SyncOptions(doc_ids=doc_ids, before_push=before_push)
         report = pipeline.sync(settings, source, repo, options=options,
-                               reader_factory=reader_factory, renderer=renderer)
+                               reader_factory=reader_factory, renderer=renderer, argo_view=argo)
         counts = report.plan.counts() if report.plan else {}
+        rolling = report.rollout is not None and report.rollout["state"] == "rolling"
         return SyncOutcome(bool(report.pushed), report.commit, dict(counts), len(report.failed),
-                           dict(report.stats))
+                           dict(report.stats),
+                           settings.rollout.check_seconds if rolling else None)
 
     return sync
 

@@ -203,6 +203,23 @@ def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, A
         kube_access({"KUBECONFIG": str(path)}, context)
 
 
+@pytest.mark.parametrize("text", [
+    "users:\n- name: u\n  user:\n    token: eyJhbGciOi.S3CR3T-TOKEN: x\n",
+    "users:\n- name: u\n  user: {token: S3CR3T-TOKEN, x: [}\n",
+    "users: [{name: u, user: {token: \"S3CR3T-TOKEN\\q\"}}]\n",
+])
+def test_a_malformed_kubeconfig_never_prints_its_secrets(tmp_path: Path, text: str) -> None:
+    """A kubeconfig that is not YAML fails naming its path and line, never quoting the line
+    (PyYAML's message does: the token or key written there would reach the logs)."""
+    path = tmp_path / "config"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        kube_access({"KUBECONFIG": str(path)})
+    shown = str(raised.value)
+    assert str(path) in shown and "line " in shown, shown
+    assert "S3CR3T" not in shown and "S3CR3T" not in repr(raised.value.__cause__), shown
+
+
 def test_in_cluster_service_account(tmp_path: Path) -> None:
     """Without KUBECONFIG, a pod's service account and KUBERNETES_SERVICE_* are used."""
     (tmp_path / "token").write_text("sa-token")

@@ -84,8 +84,14 @@ def _read_kubeconfig(path: Path) -> dict[str, Any]:
 
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"kubeconfig {path} cannot be read: {e}") from e
+    except yaml.YAMLError as e:
+        # PyYAML's message quotes the offending line, which may be a token or a key: only
+        # where it is goes out (the traceback's chain is dropped for the same reason).
+        mark = getattr(e, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ConfigError(f"kubeconfig {path} is not valid YAML{at}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"kubeconfig {path} is not a mapping")
     return doc

@@ -61,13 +61,20 @@ RECORDS: dict[str, dict[str, Any]] = {
     # named for one cluster, labelled for another: not the first one's Application
     ([app("trino-one", "two"), app("trino-two", "two"), app("trino-broken", "broken")],
      ["one"], {"trino-one": "its label says cluster two"}),
-], ids=["all-there", "missing", "unexplained", "label-mismatch"])
+    # the app-of-apps (templates/root-application.yaml.j2: managed-by, no cluster label) is
+    # trinogen's own; one bearing its name and a cluster label is not
+    ([app("trino-one", "one"), app("trino-two", "two"), app("trino-broken", "broken"),
+      app("trino-clusters", None)], [], {}),
+    ([app("trino-one", "one"), app("trino-two", "two"), app("trino-broken", "broken"),
+      app("trino-clusters", "clusters")], [],
+     {"trino-clusters": "no status record names cluster clusters"}),
+], ids=["all-there", "missing", "unexplained", "label-mismatch", "root", "root-labelled"])
 def test_join_flags_missing_and_unexplained_applications(
         apps: list[AppView], missing: list[str], unexplained: dict[str, str]) -> None:
     """An Application is expected for each synced cluster (and each failed one that synced
-    before); an expected one not listed is missing; a listed one nothing expects is flagged
-    with why."""
-    join = join_argo(RECORDS, {a.name: a for a in apps}, "trino-")
+    before) and the app-of-apps is trinogen's; an expected one not listed is missing; a listed
+    one nothing expects is flagged with why."""
+    join = join_argo(RECORDS, {a.name: a for a in apps}, "trino-", root="trino-clusters")
     assert join.missing == missing
     assert {u.application: u.reason for u in join.unexplained}.keys() == unexplained.keys()
     for u in join.unexplained:

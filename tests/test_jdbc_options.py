@@ -63,6 +63,14 @@ REFUSED = [
     ("mysql", "jdbc:mysql://a/db?clientInfoProvider=com.example.C"),
     ("mysql", "jdbc:mysql://a/db?allowLoadLocalInfileInPath=/"),
     ("mysql", "jdbc:mysql://a/db?namedPipePath=/var/run/mysqld/mysqld.sock"),
+    ("mysql", "jdbc:mysql://a/db?authenticationOpenidConnectCallbackHandler=com.example.H"),
+    ("mysql", "jdbc:mysql://a/db?authenticationWebAuthnCallbackHandler=com.example.H"),
+    ("mysql", "jdbc:mysql://a/db?authenticationFidoCallbackHandler=com.example.H"),
+    # configuration files: their options are never seen (an attached one is the author's text)
+    ("mysql", "jdbc:mysql://a/db?ociConfigFile=/etc/trino/files/oci.conf"),
+    ("redshift", "jdbc:redshift://a:5439/db?IniFile=/etc/trino/files/rsjdbc.ini&IniSection=X"),
+    ("snowflake", ("jdbc:snowflake://x.snowflakecomputing.com/?"
+                   "CLIENT_CONFIG_FILE=/etc/trino/files/sf_client_config.json")),
     # MariaDB Connector/J (and SingleStore, its fork)
     ("mariadb", "jdbc:mariadb://localhost/db?localSocket=/var/run/mysqld/mysqld.sock"),
     ("mariadb", "jdbc:mariadb://a/db?pipe=x"),
@@ -152,8 +160,10 @@ FILES = [
       "(SECURITY=(MY_WALLET_DIRECTORY=/var/run/secrets)))"),
      [("MY_WALLET_DIRECTORY", "/var/run/secrets")]),
     ("jdbc:oracle:thin:@a:1521/svc?oracle.net.wallet_location=/w", [("oracle.net.wallet_location", "/w")]),
-    ("jdbc:snowflake://x.snowflakecomputing.com/?private_key_file=/k&CLIENT_CONFIG_FILE=/c",
-     [("private_key_file", "/k"), ("CLIENT_CONFIG_FILE", "/c")]),
+    ("jdbc:snowflake://x.snowflakecomputing.com/?private_key_file=/k",
+     [("private_key_file", "/k")]),
+    ("jdbc:mysql://a/db?idTokenFile=/var/run/secrets/kubernetes.io/serviceaccount/token",
+     [("idTokenFile", "/var/run/secrets/kubernetes.io/serviceaccount/token")]),
     ("jdbc:postgresql://a/db?ssl=true", []),
 ]
 
@@ -184,6 +194,11 @@ def _pg_doc(url: str) -> dict[str, Any]:
     (PG + "/etc/trino/config.properties", "sslrootcert"),
     ("jdbc:oracle:thin:@tcps://a:1522/svc?TNS_ADMIN=/etc/trino", "TNS_ADMIN"),
     (PG + "/etc/trino/secret-files/ca.pem&sslfactory=com.example.F", "sslfactory"),
+    # Connector/J's OpenID Connect plugin sends this file to the server (which can ask for
+    # that plugin): the pod's service-account token would leave with it
+    ("jdbc:mysql://a:3306/db?idTokenFile=/var/run/secrets/kubernetes.io/serviceaccount/token",
+     "idTokenFile"),
+    ("jdbc:mysql://a:3306/db?idTokenFile=/etc/trino/secret-files/ca.pem", None),
 ])
 def test_a_driver_reads_only_files_the_document_attached(url: str, fragment: str | None) -> None:
     """A JDBC option reading a file passes for an attached file (or the attached directory);

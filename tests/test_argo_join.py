@@ -192,6 +192,24 @@ def test_exec_plugin_token(tmp_path: Path) -> None:
     assert access is not None and access.token == "minted"
 
 
+def test_a_relative_exec_command_is_the_kubeconfigs(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`command: ./plugin` runs the plugin beside the kubeconfig (client-go's reading), not a
+    file of that name in the working directory."""
+    home, elsewhere = tmp_path / "kube", tmp_path / "cwd"
+    home.mkdir()
+    elsewhere.mkdir()
+    for where, token in ((home, "beside-the-kubeconfig"), (elsewhere, "from-the-cwd")):
+        plugin = where / "plugin"
+        plugin.write_text(f"#!/bin/sh\necho '{{\"status\": {{\"token\": \"{token}\"}}}}'\n")
+        plugin.chmod(0o755)
+    path = kubeconfig(home / "config", {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": "./plugin"}})
+    monkeypatch.chdir(elsewhere)
+    access = kube_access({"KUBECONFIG": str(path)})
+    assert access is not None and access.token == "beside-the-kubeconfig"
+
+
 @pytest.mark.parametrize(("user", "cluster", "context", "message"), [
     ({"token": "t"}, None, "missing", "context 'missing' not found"),
     ({"token": "t"}, {"server": "https://x", "insecure-skip-tls-verify": True}, "",

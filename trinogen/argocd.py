@@ -186,7 +186,7 @@ def _user_credentials(user: Mapping[str, Any], base: Path, where: str,
         raise ConfigError(f"{where}: the user's auth-provider or basic auth is not supported; "
                           "use a token, tokenFile, client certificate or an exec plugin")
     if user.get("exec"):
-        return _exec_credential(user["exec"], where, environ)
+        return _exec_credential(user["exec"], base, where, environ)
     token = str(user["token"]) if user.get("token") else None
     if not token and user.get("tokenFile"):
         token = _read(str(_rel(user["tokenFile"], base)), where).decode().strip()
@@ -202,15 +202,23 @@ def _pem(user: Mapping[str, Any], key: str, base: Path, where: str) -> bytes | N
     return data
 
 
-def _exec_credential(spec: Mapping[str, Any], where: str, environ: Mapping[str, str],
+def _exec_credential(spec: Mapping[str, Any], base: Path, where: str,
+                     environ: Mapping[str, str],
                      ) -> tuple[str | None, bytes | None, bytes | None]:
-    """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token."""
+    """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token.
+
+    A relative command with a path separator (`./get-token`) is the kubeconfig directory's, as
+    client-go resolves it, never the working directory's (which may hold anything); a bare name
+    is looked up on PATH."""
     info = {"apiVersion": spec.get("apiVersion"), "kind": "ExecCredential",
             "spec": {"interactive": False}}  # what client-go hands a plugin: no prompt here
     env = {**environ, "KUBERNETES_EXEC_INFO": json.dumps(info),
            **{str(e.get("name")): str(e.get("value"))
               for e in _list(spec.get("env")) if isinstance(e, dict)}}
-    command = [str(spec.get("command")), *(str(a) for a in _list(spec.get("args")))]
+    program = str(spec.get("command"))
+    if "/" in program and not Path(program).is_absolute():
+        program = str(base / program)
+    command = [program, *(str(a) for a in _list(spec.get("args")))]
     try:
         out = subprocess.run(command, env=env, capture_output=True, timeout=60, check=True,
                              stdin=subprocess.DEVNULL)

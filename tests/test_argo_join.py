@@ -218,6 +218,11 @@ def test_a_relative_exec_command_is_the_kubeconfigs(tmp_path: Path,
     ({"client-key-data": "%%%"}, None, "", "not base64"),
     ({"tokenFile": "absent"}, None, "", "cannot read"),
     ({"token": "t"}, {"server": "http://k.example.invalid"}, "", "not https://"),
+    # credentials in the URL would be printed in every message naming the server
+    ({"token": "t"}, {"server": "https://admin:pa55w0rd@k.example.invalid"}, "",
+     "carries credentials \\(user:password@\\); give them"),
+    ({"token": "t"}, {"server": "http://admin:pa55w0rd@k.example.invalid"}, "",
+     "^(?!.*pa55w0rd).*carries credentials"),
 ])
 def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, Any],
                                                cluster: dict[str, Any] | None, context: str,

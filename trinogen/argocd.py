@@ -142,6 +142,9 @@ def _from_kubeconfig(paths: list[Path], context: str,
     if cluster.get("insecure-skip-tls-verify"):
         raise ConfigError(f"{where}: insecure-skip-tls-verify is set; trinogen always verifies "
                           "the API server's certificate: give certificate-authority(-data)")
+    if "@" in urlsplit(str(cluster["server"])).netloc:
+        raise ConfigError(f"{where}: the server URL carries credentials (user:password@); "
+                          "give them as the user's token or client certificate instead")
     if not str(cluster["server"]).startswith("https://"):
         raise ConfigError(f"{where}: the server {cluster['server']} is not https://; trinogen "
                           "sends credentials over verified TLS only")

@@ -220,9 +220,9 @@ def test_a_relative_exec_command_is_the_kubeconfigs(tmp_path: Path,
     ({"token": "t"}, {"server": "http://k.example.invalid"}, "", "not https://"),
     # credentials in the URL would be printed in every message naming the server
     ({"token": "t"}, {"server": "https://admin:pa55w0rd@k.example.invalid"}, "",
-     "carries credentials \\(user:password@\\); give them"),
+     "carries user:password@"),
     ({"token": "t"}, {"server": "http://admin:pa55w0rd@k.example.invalid"}, "",
-     "^(?!.*pa55w0rd).*carries credentials"),
+     "^(?!.*pa55w0rd).*carries user:password@"),
 ])
 def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, Any],
                                                cluster: dict[str, Any] | None, context: str,

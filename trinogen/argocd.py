@@ -86,9 +86,7 @@ def _read_kubeconfig(path: Path) -> dict[str, Any]:
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"kubeconfig {path} cannot be read: {e}") from e
-    except yaml.YAMLError as e:
-        # PyYAML's message quotes the offending line, which may be a token or a key: only
-        # where it is goes out (the traceback's chain is dropped for the same reason).
+    except yaml.YAMLError as e:  # its message quotes the line (a token?): say where, only
         mark = getattr(e, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         raise ConfigError(f"kubeconfig {path} is not valid YAML{at}") from None
@@ -142,12 +140,10 @@ def _from_kubeconfig(paths: list[Path], context: str,
     if cluster.get("insecure-skip-tls-verify"):
         raise ConfigError(f"{where}: insecure-skip-tls-verify is set; trinogen always verifies "
                           "the API server's certificate: give certificate-authority(-data)")
-    if "@" in urlsplit(str(cluster["server"])).netloc:
-        raise ConfigError(f"{where}: the server URL carries credentials (user:password@); "
-                          "give them as the user's token or client certificate instead")
-    if not str(cluster["server"]).startswith("https://"):
-        raise ConfigError(f"{where}: the server {cluster['server']} is not https://; trinogen "
-                          "sends credentials over verified TLS only")
+    server = urlsplit(str(cluster["server"]))  # printed in messages: never its user:password@
+    if server.scheme != "https" or "@" in server.netloc:
+        raise ConfigError(f"{where}: the server is not https:// or carries user:password@; "
+                          "trinogen sends credentials over verified TLS only, as the user's")
     if cluster.get("tls-server-name") or cluster.get("proxy-url"):
         raise ConfigError(f"{where}: tls-server-name and proxy-url are not supported; name the "
                           "API server by an address its certificate covers")
@@ -205,23 +201,17 @@ def _pem(user: Mapping[str, Any], key: str, base: Path, where: str) -> bytes | N
     return data
 
 
-def _exec_credential(spec: Mapping[str, Any], base: Path, where: str,
-                     environ: Mapping[str, str],
+def _exec_credential(spec: Mapping[str, Any], base: Path, where: str, environ: Mapping[str, str],
                      ) -> tuple[str | None, bytes | None, bytes | None]:
-    """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token.
-
-    A relative command with a path separator (`./get-token`) is the kubeconfig directory's, as
-    client-go resolves it, never the working directory's (which may hold anything); a bare name
-    is looked up on PATH."""
+    """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token."""
     info = {"apiVersion": spec.get("apiVersion"), "kind": "ExecCredential",
             "spec": {"interactive": False}}  # what client-go hands a plugin: no prompt here
     env = {**environ, "KUBERNETES_EXEC_INFO": json.dumps(info),
            **{str(e.get("name")): str(e.get("value"))
               for e in _list(spec.get("env")) if isinstance(e, dict)}}
-    program = str(spec.get("command"))
-    if "/" in program and not Path(program).is_absolute():
-        program = str(base / program)
-    command = [program, *(str(a) for a in _list(spec.get("args")))]
+    program = str(spec.get("command"))  # `./x` is the kubeconfig's (client-go), never the cwd's
+    command = [str(base / program) if "/" in program else program,
+               *(str(a) for a in _list(spec.get("args")))]
     try:
         out = subprocess.run(command, env=env, capture_output=True, timeout=60, check=True,
                              stdin=subprocess.DEVNULL)

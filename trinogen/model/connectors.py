@@ -200,8 +200,8 @@ def _secret_in_url(key: str, text: str, bound: tuple[BoundSegment, ...], kpath: 
     Trino hands the driver (`${ENV:...}` is substituted before the driver parses it), where no
     check sees it and `&sslfactory=...` or `;socketFactoryClass=...` would act on the pod.
     Trino's JDBC connectors read the credentials from their own properties instead."""
-    if all(isinstance(s, str) for s in bound):
-        return False
+    if len(bound) == 1 and type(bound[0]) is str or all(isinstance(s, str) for s in bound):
+        return False  # most values: one text segment, no placeholder
     if is_jdbc_url(text) or (key.endswith(URL_KEY) and not _SCHEME.match(text)):
         c.error(kpath, "a placeholder may not appear in a JDBC URL (the secret's value would "
                 "become part of the URL, where its driver options are never judged): put "

@@ -61,13 +61,20 @@ RECORDS: dict[str, dict[str, Any]] = {
     # named for one cluster, labelled for another: not the first one's Application
     ([app("trino-one", "two"), app("trino-two", "two"), app("trino-broken", "broken")],
      ["one"], {"trino-one": "its label says cluster two"}),
-], ids=["all-there", "missing", "unexplained", "label-mismatch"])
+    # the app-of-apps (templates/root-application.yaml.j2: managed-by, no cluster label) is
+    # trinogen's own; one bearing its name and a cluster label is not
+    ([app("trino-one", "one"), app("trino-two", "two"), app("trino-broken", "broken"),
+      app("trino-clusters", None)], [], {}),
+    ([app("trino-one", "one"), app("trino-two", "two"), app("trino-broken", "broken"),
+      app("trino-clusters", "clusters")], [],
+     {"trino-clusters": "no status record names cluster clusters"}),
+], ids=["all-there", "missing", "unexplained", "label-mismatch", "root", "root-labelled"])
 def test_join_flags_missing_and_unexplained_applications(
         apps: list[AppView], missing: list[str], unexplained: dict[str, str]) -> None:
     """An Application is expected for each synced cluster (and each failed one that synced
-    before); an expected one not listed is missing; a listed one nothing expects is flagged
-    with why."""
-    join = join_argo(RECORDS, {a.name: a for a in apps}, "trino-")
+    before) and the app-of-apps is trinogen's; an expected one not listed is missing; a listed
+    one nothing expects is flagged with why."""
+    join = join_argo(RECORDS, {a.name: a for a in apps}, "trino-", root="trino-clusters")
     assert join.missing == missing
     assert {u.application: u.reason for u in join.unexplained}.keys() == unexplained.keys()
     for u in join.unexplained:
@@ -185,6 +192,24 @@ def test_exec_plugin_token(tmp_path: Path) -> None:
     assert access is not None and access.token == "minted"
 
 
+def test_a_relative_exec_command_is_the_kubeconfigs(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`command: ./plugin` runs the plugin beside the kubeconfig (client-go's reading), not a
+    file of that name in the working directory."""
+    home, elsewhere = tmp_path / "kube", tmp_path / "cwd"
+    home.mkdir()
+    elsewhere.mkdir()
+    for where, token in ((home, "beside-the-kubeconfig"), (elsewhere, "from-the-cwd")):
+        plugin = where / "plugin"
+        plugin.write_text(f"#!/bin/sh\necho '{{\"status\": {{\"token\": \"{token}\"}}}}'\n")
+        plugin.chmod(0o755)
+    path = kubeconfig(home / "config", {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": "./plugin"}})
+    monkeypatch.chdir(elsewhere)
+    access = kube_access({"KUBECONFIG": str(path)})
+    assert access is not None and access.token == "beside-the-kubeconfig"
+
+
 @pytest.mark.parametrize(("user", "cluster", "context", "message"), [
     ({"token": "t"}, None, "missing", "context 'missing' not found"),
     ({"token": "t"}, {"server": "https://x", "insecure-skip-tls-verify": True}, "",
@@ -193,6 +218,11 @@ def test_exec_plugin_token(tmp_path: Path) -> None:
     ({"client-key-data": "%%%"}, None, "", "not base64"),
     ({"tokenFile": "absent"}, None, "", "cannot read"),
     ({"token": "t"}, {"server": "http://k.example.invalid"}, "", "not https://"),
+    # credentials in the URL would be printed in every message naming the server
+    ({"token": "t"}, {"server": "https://admin:pa55w0rd@k.example.invalid"}, "",
+     "carries user:password@"),
+    ({"token": "t"}, {"server": "http://admin:pa55w0rd@k.example.invalid"}, "",
+     "^(?!.*pa55w0rd).*carries user:password@"),
 ])
 def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, Any],
                                                cluster: dict[str, Any] | None, context: str,
@@ -201,6 +231,23 @@ def test_unusable_kubeconfig_is_a_config_error(tmp_path: Path, user: dict[str, A
     path = kubeconfig(tmp_path / "config", user, cluster)
     with pytest.raises(ConfigError, match=message):
         kube_access({"KUBECONFIG": str(path)}, context)
+
+
+@pytest.mark.parametrize("text", [
+    "users:\n- name: u\n  user:\n    token: eyJhbGciOi.S3CR3T-TOKEN: x\n",
+    "users:\n- name: u\n  user: {token: S3CR3T-TOKEN, x: [}\n",
+    "users: [{name: u, user: {token: \"S3CR3T-TOKEN\\q\"}}]\n",
+])
+def test_a_malformed_kubeconfig_never_prints_its_secrets(tmp_path: Path, text: str) -> None:
+    """A kubeconfig that is not YAML fails naming its path and line, never quoting the line
+    (PyYAML's message does: the token or key written there would reach the logs)."""
+    path = tmp_path / "config"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        kube_access({"KUBECONFIG": str(path)})
+    shown = str(raised.value)
+    assert str(path) in shown and "line " in shown, shown
+    assert "S3CR3T" not in shown and "S3CR3T" not in repr(raised.value.__cause__), shown
 
 
 def test_in_cluster_service_account(tmp_path: Path) -> None:

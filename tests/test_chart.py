@@ -186,8 +186,8 @@ CONSTRUCTED = [
         connectors=[
             {"name": "pg", "properties": {
                 "connector.name": "postgresql",
-                "connection-url": "jdbc:postgresql://db:5432/x?password={{ PG_PASSWORD }}&ssl=true",
-                "connection-user": "u",
+                "connection-url": "jdbc:postgresql://db:5432/x?ssl=true",
+                "connection-user": "u-{{ PG_PASSWORD }}",
                 "connection-password": "{{ PG_PASSWORD }}"}},
             {"name": "mysql", "properties": {
                 "connector.name": "mysql",

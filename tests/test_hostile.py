@@ -557,3 +557,50 @@ def test_output_json_names_documents_like_the_text(corpus_run: Run) -> None:
     assert "Traceback" not in text
     ids = {f["documentId"] for f in data["clusters"]["failed"]}
     assert ids == {doc_key(c.doc_id) for c in CASES if c.expect == "fail"}
+
+
+# Argo CD and Helm read these annotations on any object a chart or trinogen renders: a hook
+# (`argocd.argoproj.io/hook: PreSync`, `helm.sh/hook`) runs outside the sync's order and is
+# deleted and recreated by Argo CD, and a sync option (Prune=false, Force=true, Replace=true,
+# ServerSideApply=false) changes how the object is applied. Only trinogen's own choices may
+# carry them (the sync waves of its manifests, a Recreate coordinator's Replace=true).
+ARGO_ANNOTATIONS = {
+    "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+    "argocd.argoproj.io/sync-options": "Prune=false,Force=true,Replace=true",
+    "argocd.argoproj.io/sync-wave": "-100", "argocd.argoproj.io/compare-options": "IgnoreExtraneous",
+    "helm.sh/hook": "pre-install", "helm.sh/resource-policy": "keep",
+}
+ANNOTATION_FIELDS = [
+    "annotations", "metadata", "podAnnotations", "clusterConfig.coordinator.annotations",
+    "clusterConfig.coordinator.deployment", "clusterConfig.coordinator.podAnnotations",
+    "clusterConfig.worker.annotations", "clusterConfig.worker.deployment", "serviceAccount",
+    "ingress", "service", "coordinator", "server", "connectors.0.annotations",
+]
+_ARGO_KEY = re.compile(r"(?:argocd\.argoproj\.io|helm\.sh)/[A-Za-z0-9_.-]+")
+
+
+@pytest.mark.parametrize("path", ANNOTATION_FIELDS)
+@pytest.mark.parametrize("mode", ["error", "warn"])
+def test_no_document_field_sets_an_argo_cd_or_helm_annotation(tmp_path: Path, path: str,
+                                                              mode: str) -> None:
+    """Hook and sync-option annotations written into any annotations-shaped field fail the
+    document naming the field, or (unknown fields in warn mode) are dropped: no rendered
+    object carries an Argo CD or Helm annotation but the sync waves trinogen writes."""
+    doc = base_with(path, {"annotations": dict(ARGO_ANNOTATIONS), **ARGO_ANNOTATIONS})
+    settings = corpus_settings(tmp_path, validation={"unknown_fields": mode})
+    run = validate_and_render(settings, [doc])
+    if mode == "error" or run.failed:
+        failed = next(iter(run.failed.values()), None)
+        assert failed is not None, run.outcomes
+        assert any(p.field.startswith(path.split(".")[0]) for p in failed.problems), failed
+        return
+    keys = {k for text in run.files[doc["clusterId"]].values()
+            for k in _ARGO_KEY.findall(text.decode())}
+    assert keys <= {"argocd.argoproj.io/sync-wave"}, keys
+    assert b"-100" not in b"".join(run.files[doc["clusterId"]].values())
+
+
+def base_with(path: str, value: Any) -> dict[str, Any]:
+    doc = hc.base("annotated")
+    return hc.put(doc, path, value) if "." not in path or path.split(".")[0] in doc \
+        else {**doc, path.split(".")[0]: value}

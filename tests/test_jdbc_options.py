@@ -63,6 +63,14 @@ REFUSED = [
     ("mysql", "jdbc:mysql://a/db?clientInfoProvider=com.example.C"),
     ("mysql", "jdbc:mysql://a/db?allowLoadLocalInfileInPath=/"),
     ("mysql", "jdbc:mysql://a/db?namedPipePath=/var/run/mysqld/mysqld.sock"),
+    ("mysql", "jdbc:mysql://a/db?authenticationOpenidConnectCallbackHandler=com.example.H"),
+    ("mysql", "jdbc:mysql://a/db?authenticationWebAuthnCallbackHandler=com.example.H"),
+    ("mysql", "jdbc:mysql://a/db?authenticationFidoCallbackHandler=com.example.H"),
+    # configuration files: their options are never seen (an attached one is the author's text)
+    ("mysql", "jdbc:mysql://a/db?ociConfigFile=/etc/trino/files/oci.conf"),
+    ("redshift", "jdbc:redshift://a:5439/db?IniFile=/etc/trino/files/rsjdbc.ini&IniSection=X"),
+    ("snowflake", ("jdbc:snowflake://x.snowflakecomputing.com/?"
+                   "CLIENT_CONFIG_FILE=/etc/trino/files/sf_client_config.json")),
     # MariaDB Connector/J (and SingleStore, its fork)
     ("mariadb", "jdbc:mariadb://localhost/db?localSocket=/var/run/mysqld/mysqld.sock"),
     ("mariadb", "jdbc:mariadb://a/db?pipe=x"),
@@ -105,7 +113,7 @@ def test_driver_options_acting_on_the_pod_are_refused(driver: str, url: str) -> 
 
 
 KEPT = [
-    "jdbc:postgresql://db:5432/x?password={{ PG_PASSWORD }}&ssl=true",
+    "jdbc:postgresql://db:5432/x?ssl=true",
     "jdbc:postgresql://db:5432/x?sslmode=verify-full&ApplicationName=file-loader",
     "jdbc:postgresql://db:5432/x?sslrootcert=/etc/trino/secret-files/ca.pem",  # a read: see below
     "jdbc:mysql://a:3306?useSSL=true&sslMode=VERIFY_IDENTITY&allowPublicKeyRetrieval=false",
@@ -122,7 +130,7 @@ KEPT = [
 
 @pytest.mark.parametrize("url", KEPT)
 def test_ordinary_urls_are_kept(url: str) -> None:
-    """TLS modes, names, placeholders and descriptors without pod-acting options pass."""
+    """TLS modes, names and descriptors without pod-acting options pass."""
     assert jdbc_problem(url) is None
     assert local_file_problem("connection-url", url) is None
 
@@ -152,8 +160,10 @@ FILES = [
       "(SECURITY=(MY_WALLET_DIRECTORY=/var/run/secrets)))"),
      [("MY_WALLET_DIRECTORY", "/var/run/secrets")]),
     ("jdbc:oracle:thin:@a:1521/svc?oracle.net.wallet_location=/w", [("oracle.net.wallet_location", "/w")]),
-    ("jdbc:snowflake://x.snowflakecomputing.com/?private_key_file=/k&CLIENT_CONFIG_FILE=/c",
-     [("private_key_file", "/k"), ("CLIENT_CONFIG_FILE", "/c")]),
+    ("jdbc:snowflake://x.snowflakecomputing.com/?private_key_file=/k",
+     [("private_key_file", "/k")]),
+    ("jdbc:mysql://a/db?idTokenFile=/var/run/secrets/kubernetes.io/serviceaccount/token",
+     [("idTokenFile", "/var/run/secrets/kubernetes.io/serviceaccount/token")]),
     ("jdbc:postgresql://a/db?ssl=true", []),
 ]
 
@@ -184,6 +194,11 @@ def _pg_doc(url: str) -> dict[str, Any]:
     (PG + "/etc/trino/config.properties", "sslrootcert"),
     ("jdbc:oracle:thin:@tcps://a:1522/svc?TNS_ADMIN=/etc/trino", "TNS_ADMIN"),
     (PG + "/etc/trino/secret-files/ca.pem&sslfactory=com.example.F", "sslfactory"),
+    # Connector/J's OpenID Connect plugin sends this file to the server (which can ask for
+    # that plugin): the pod's service-account token would leave with it
+    ("jdbc:mysql://a:3306/db?idTokenFile=/var/run/secrets/kubernetes.io/serviceaccount/token",
+     "idTokenFile"),
+    ("jdbc:mysql://a:3306/db?idTokenFile=/etc/trino/secret-files/ca.pem", None),
 ])
 def test_a_driver_reads_only_files_the_document_attached(url: str, fragment: str | None) -> None:
     """A JDBC option reading a file passes for an attached file (or the attached directory);
@@ -217,3 +232,41 @@ def test_the_iceberg_jdbc_catalog_url_is_judged_too() -> None:
     found = messages(outcome)
     assert any(m.startswith('connectors["ice"].properties["iceberg.jdbc-catalog.connection-url"]')
                and "loggerFile" in m for m in found), found
+
+
+PW = "{{ vault:secret/trino/adhoc/pg#password }}"
+
+
+@pytest.mark.parametrize(("connector", "key", "value", "refused"), [
+    # A Vault value inside the URL is substituted by Trino before the driver parses it: a value
+    # `x&sslfactory=...` would add a driver option no check ever sees.
+    ("postgresql", "connection-url",
+     "jdbc:postgresql://db:5432/x?password={{ PG_PASSWORD }}&ssl=true", True),
+    ("postgresql", "connection-url", "jdbc:postgresql://db:5432/x?user=u&password=" + PW, True),
+    ("sqlserver", "connection-url", "jdbc:sqlserver://db:1433;databaseName={{ DB }}", True),
+    ("postgresql", "connection-url", "jdbc:postgresql://{{ HOST }}:5432/x", True),
+    ("mysql", "connection-url", "  JDBC:mysql://db:3306/{{ DB }}", True),
+    ("postgresql", "connection-url", "{{ PG_URL }}", True),  # the scheme from Vault too
+    ("postgresql", "connection-url", "jd{{ X }}bc:postgresql://db/x", True),
+    ("iceberg", "iceberg.jdbc-catalog.connection-url",
+     "jdbc:postgresql://db/x?password={{ PW }}", True),
+    ("iceberg", "iceberg.jdbc-catalog.connection-password", "{{ PW }}", False),
+    ("postgresql", "connection-password", PW, False),
+    ("postgresql", "connection-user", "{{ PG_USER }}", False),
+    ("postgresql", "connection-url", "jdbc:postgresql://db:5432/x?ssl=true", False),
+    # not a JDBC URL: the scheme is the document's own text
+    ("mongodb", "mongodb.connection-url", "mongodb://u:{{ MONGO_PASSWORD }}@mongo:27017/", False),
+])
+def test_a_placeholder_never_reaches_a_jdbc_url(connector: str, key: str, value: str,
+                                                refused: bool) -> None:
+    """A placeholder inside a JDBC URL (or before the scheme of a connection URL) fails the
+    property naming the rule; credentials in their own properties and other URLs pass."""
+    d = cluster_doc("adhoc", "growth_analytics", [{"name": "c", "properties": {
+        "connector.name": connector, key: value}}])
+    outcome = classify(RawDocument(doc_key(d["_id"]), d), demo_settings())
+    found = [] if isinstance(outcome, Cluster) else messages(outcome)
+    if refused:
+        assert [m for m in found if m.startswith('connectors["c"].properties')
+                and key in m and "placeholder may not appear in a JDBC URL" in m], found
+    else:
+        assert isinstance(outcome, Cluster), found

@@ -318,8 +318,8 @@ def test_autoscaling_sets_workers_from_min_replicas() -> None:
 
 def test_placeholders_bind_to_scoped_references_and_env_names() -> None:
     """{{ NAME }} maps through the default convention; explicit refs keep mount/path/key."""
-    doc = valid_doc(**{"connectors/1/properties/connection-url":
-                         "jdbc://{{ vault:secret/trino/analytics-prod/db#pw }}/y"})
+    doc = valid_doc(**{"connectors/1/properties/connection-user":
+                         "u-{{ vault:secret/trino/analytics-prod/db#pw }}/y"})
     c = run(doc)
     assert isinstance(c, Cluster)
     uses = {u.env: str(u.ref) for u in c.secret_uses}

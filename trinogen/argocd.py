@@ -84,8 +84,12 @@ def _read_kubeconfig(path: Path) -> dict[str, Any]:
 
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"kubeconfig {path} cannot be read: {e}") from e
+    except yaml.YAMLError as e:  # its message quotes the line (a token?): say where, only
+        mark = getattr(e, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ConfigError(f"kubeconfig {path} is not valid YAML{at}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"kubeconfig {path} is not a mapping")
     return doc
@@ -136,9 +140,10 @@ def _from_kubeconfig(paths: list[Path], context: str,
     if cluster.get("insecure-skip-tls-verify"):
         raise ConfigError(f"{where}: insecure-skip-tls-verify is set; trinogen always verifies "
                           "the API server's certificate: give certificate-authority(-data)")
-    if not str(cluster["server"]).startswith("https://"):
-        raise ConfigError(f"{where}: the server {cluster['server']} is not https://; trinogen "
-                          "sends credentials over verified TLS only")
+    server = urlsplit(str(cluster["server"]))  # printed in messages: never its user:password@
+    if server.scheme != "https" or "@" in server.netloc:
+        raise ConfigError(f"{where}: the server is not https:// or carries user:password@; "
+                          "trinogen sends credentials over verified TLS only, as the user's")
     if cluster.get("tls-server-name") or cluster.get("proxy-url"):
         raise ConfigError(f"{where}: tls-server-name and proxy-url are not supported; name the "
                           "API server by an address its certificate covers")
@@ -180,7 +185,7 @@ def _user_credentials(user: Mapping[str, Any], base: Path, where: str,
         raise ConfigError(f"{where}: the user's auth-provider or basic auth is not supported; "
                           "use a token, tokenFile, client certificate or an exec plugin")
     if user.get("exec"):
-        return _exec_credential(user["exec"], where, environ)
+        return _exec_credential(user["exec"], base, where, environ)
     token = str(user["token"]) if user.get("token") else None
     if not token and user.get("tokenFile"):
         token = _read(str(_rel(user["tokenFile"], base)), where).decode().strip()
@@ -196,7 +201,7 @@ def _pem(user: Mapping[str, Any], key: str, base: Path, where: str) -> bytes | N
     return data
 
 
-def _exec_credential(spec: Mapping[str, Any], where: str, environ: Mapping[str, str],
+def _exec_credential(spec: Mapping[str, Any], base: Path, where: str, environ: Mapping[str, str],
                      ) -> tuple[str | None, bytes | None, bytes | None]:
     """Run a client-go credential plugin (aws eks get-token, kubelogin...) for its token."""
     info = {"apiVersion": spec.get("apiVersion"), "kind": "ExecCredential",
@@ -204,7 +209,9 @@ def _exec_credential(spec: Mapping[str, Any], where: str, environ: Mapping[str, 
     env = {**environ, "KUBERNETES_EXEC_INFO": json.dumps(info),
            **{str(e.get("name")): str(e.get("value"))
               for e in _list(spec.get("env")) if isinstance(e, dict)}}
-    command = [str(spec.get("command")), *(str(a) for a in _list(spec.get("args")))]
+    program = str(spec.get("command"))  # `./x` is the kubeconfig's (client-go), never the cwd's
+    command = [str(base / program) if "/" in program else program,
+               *(str(a) for a in _list(spec.get("args")))]
     try:
         out = subprocess.run(command, env=env, capture_output=True, timeout=60, check=True,
                              stdin=subprocess.DEVNULL)

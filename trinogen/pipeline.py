@@ -92,7 +92,8 @@ def validate(settings: Settings, source: DocumentSource) -> Report:
 def status(settings: Settings, source: DocumentSource, view: ArgoView | None,
            note: str = "") -> StatusReport:
     """The status records, with Argo CD's view of each cluster when `view` is given."""
-    report = read_back(source, view, settings.argocd.app_name_prefix, note)
+    report = read_back(source, view, settings.argocd.app_name_prefix, note,
+                       settings.argocd.root_app_name)
     report.namespace = settings.argocd.namespace
     return report
 

@@ -170,11 +170,13 @@ def expects_application(record: StatusRecord) -> bool:
 
 
 def join_argo(records: Mapping[str, StatusRecord], apps: Mapping[str, AppView], prefix: str,
-              *, judged: bool = True) -> ArgoJoin:
+              *, judged: bool = True, root: str = "") -> ArgoJoin:
     """Rows per cluster, and the labelled Applications nothing explains (pure).
 
     `prefix` is argocd.app_name_prefix (an Application is named prefix + clusterId and
-    labelled with it). Without status records to judge by (`judged` False: the embedded
+    labelled with it); `root` is argocd.root_app_name, the app-of-apps, which carries the
+    managed-by label and no cluster label (templates/root-application.yaml.j2): it is
+    explained. Without status records to judge by (`judged` False: the embedded
     database keeps none) every Application is shown under its cluster label and nothing is
     flagged.
     """
@@ -182,6 +184,8 @@ def join_argo(records: Mapping[str, StatusRecord], apps: Mapping[str, AppView], 
         return ArgoJoin(_by_label(apps), [])
     rows = _expected_rows(records, apps, prefix)
     claimed = {r.application for r in rows.values() if r.app is not None}
+    if root in apps and apps[root].cluster_id is None:
+        claimed.add(root)
     unexplained = [Unexplained(name, app.cluster_id, _why(app, records, prefix))
                    for name, app in sorted(apps.items()) if name not in claimed]
     return ArgoJoin(rows, unexplained)
@@ -293,7 +297,7 @@ class StatusReport:
 
 
 def read_back(source: DocumentSource, view: ArgoView | None, prefix: str,
-              note: str = "") -> StatusReport:
+              note: str = "", root: str = "") -> StatusReport:
     """The status records, joined with Argo CD's Applications when `view` is given; the
     observed fields are written into the records of the clusters read (`argocd`)."""
     records = source.read_status()
@@ -301,7 +305,7 @@ def read_back(source: DocumentSource, view: ArgoView | None, prefix: str,
     if view is None:
         return report
     apps = view.applications()
-    report.argo = join_argo(records, apps, prefix, judged=not source.ephemeral)
+    report.argo = join_argo(records, apps, prefix, judged=not source.ephemeral, root=root)
     report.applications = len(apps)
     now = datetime.now(UTC).replace(microsecond=0)
     report.writes = source.write_observed(

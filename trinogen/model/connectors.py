@@ -7,11 +7,13 @@ catalog property (e.g. what a given connector accepts) belongs there.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import PROPERTY_KEY_RULE, Checker, field_path, property_key_ok, show
+from trinogen.model.jdbc_options import is_jdbc_url
 from trinogen.model.library import NO_LIBRARY, Library, resolve
 from trinogen.model.local_files import local_file_problem
 from trinogen.model.properties import segments
@@ -29,6 +31,12 @@ from trinogen.settings import SecretSettings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
     from trinogen.settings.options.storage import Storage
+
+# A key that takes a connection URL (`connection-url`, `iceberg.jdbc-catalog.connection-url`,
+# `mongodb.connection-url`): when a placeholder comes before the scheme the document wrote,
+# the value may be a JDBC URL that only Vault knows.
+URL_KEY = "connection-url"
+_SCHEME = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*:")
 
 CatalogEntries = tuple[tuple[str, tuple[BoundSegment, ...]], ...]
 
@@ -158,7 +166,7 @@ def catalog_properties(
             continue
         texts[key] = (text, kpath)
         bound = binding.bind(text, kpath, c)
-        if bound is not None:
+        if bound is not None and not _secret_in_url(key, text, bound, kpath, c):
             entries.append((key, bound))
     if storage is not None:  # a store picked: its file-system properties join the catalog
         for key, bound in storage_properties(storage, path, props, binding.stores,
@@ -184,6 +192,23 @@ def _property_text(key: str, raw_value: Any, kpath: str, c: Checker) -> str | No
         c.error(kpath, local)
         return None
     return text
+
+
+def _secret_in_url(key: str, text: str, bound: tuple[BoundSegment, ...], kpath: str,
+                   c: Checker) -> bool:
+    """A placeholder inside a JDBC URL, reported: its Vault value would become part of the URL
+    Trino hands the driver (`${ENV:...}` is substituted before the driver parses it), where no
+    check sees it and `&sslfactory=...` or `;socketFactoryClass=...` would act on the pod.
+    Trino's JDBC connectors read the credentials from their own properties instead."""
+    if len(bound) == 1 and type(bound[0]) is str or all(isinstance(s, str) for s in bound):
+        return False  # most values: one text segment, no placeholder
+    if is_jdbc_url(text) or (key.endswith(URL_KEY) and not _SCHEME.match(text)):
+        c.error(kpath, "a placeholder may not appear in a JDBC URL (the secret's value would "
+                "become part of the URL, where its driver options are never judged): put "
+                "credentials in connection-user and connection-password, which the driver "
+                "reads separately, and write the rest of the URL as text")
+        return True
+    return False
 
 
 def _env_text(bound: tuple[BoundSegment, ...]) -> str:

@@ -34,8 +34,11 @@ socketFactoryClass, trustManagerClass, trustStore, clientCertificate, clientKey,
 serverCertificate, keyStoreLocation, accessTokenCallbackClass); Oracle JDBC 23 API reference
 "URL Formats" and Oracle Net "Easy Connect Plus" (docs.oracle.com: wallet_location, TNS_ADMIN,
 MY_WALLET_DIRECTORY, the `config-` providers); Amazon Redshift JDBC 2.x configuration options
-(docs.aws.amazon.com/redshift: SSLFactory, plugin_name, LogPath); Snowflake JDBC connection
-parameters (docs.snowflake.com: private_key_file, CLIENT_CONFIG_FILE); ClickHouse, Druid
+(docs.aws.amazon.com/redshift: SSLFactory, plugin_name, LogPath, IniFile and its "Creating
+initialization (.ini) files" page); Snowflake JDBC connection parameters (docs.snowflake.com:
+private_key_file, CLIENT_CONFIG_FILE, whose "easy logging" file names a log_path the driver
+writes); Connector/J 9 "Connecting Using OpenID Connect Authentication" (idTokenFile,
+authenticationOpenidConnectCallbackHandler) and its WebAuthn/FIDO callback handlers; ClickHouse, Druid
 (Avatica), Vertica, Exasol and Ignite from their JDBC drivers' property lists.
 """
 
@@ -85,7 +88,9 @@ OPTIONS: dict[str, DriverOption] = {
              "exceptionInterceptors", "queryInterceptors", "statementInterceptors",
              "authenticationPlugins", "defaultAuthenticationPlugin", "clientInfoProvider",
              "loadBalanceStrategy", "loadBalanceExceptionChecker", "logger",
-             "profilerEventHandler", "propertiesTransform", "serverConfigCacheFactory"),
+             "profilerEventHandler", "propertiesTransform", "serverConfigCacheFactory",
+             "authenticationOpenidConnectCallbackHandler", "authenticationWebAuthnCallbackHandler",
+             "authenticationFidoCallbackHandler"),
     **_table(CLASS, "MariaDB, SingleStore", "tlsSocketType"),
     **_table(CLASS, "SQL Server", "socketFactoryClass", "socketFactoryConstructorArg",
              "trustManagerClass", "trustManagerConstructorArg", "accessTokenCallbackClass"),
@@ -97,12 +102,19 @@ OPTIONS: dict[str, DriverOption] = {
     **_table(WRITES, "Redshift, Vertica", "LogPath"),
     **_table(WRITES, "Exasol", "logdir"),
     **_table(OBJECTS, "MySQL Connector/J", "autoDeserialize"),
+    # A configuration file: its options (a class, a log directory, a key file elsewhere) are
+    # never seen here, and an attached file is the document's own text.
+    **_table(FETCH, "Redshift", "IniFile"),
+    **_table(FETCH, "Snowflake", "CLIENT_CONFIG_FILE"),
+    **_table(FETCH, "MySQL Connector/J", "ociConfigFile"),
     **_table(LOCAL_INFILE, "MySQL Connector/J, MariaDB", "allowLoadLocalInfile",
              "allowLoadLocalInfileInPath", "allowUrlInLocalInfile", "allowLocalInfile"),
     **_table(READS, "PostgreSQL (pgjdbc), Redshift, ClickHouse", "sslcert", "sslkey",
              "sslrootcert"),
+    # idTokenFile: the OpenID Connect plugin sends the file's content to the server, which may
+    # ask for that plugin whatever the URL says.
     **_table(READS, "MySQL Connector/J", "serverRSAPublicKeyFile", "clientCertificateKeyStoreUrl",
-             "trustCertificateKeyStoreUrl", "ociConfigFile"),
+             "trustCertificateKeyStoreUrl", "idTokenFile"),
     **_table(READS, "MariaDB, SingleStore", "serverSslCert", "clientSslCert", "clientSslKey"),
     **_table(READS, "SQL Server, MariaDB, Oracle, Druid, ClickHouse", "trustStore", "keyStore",
              "ssl_trust_store", "ssl_key_store"),
@@ -110,7 +122,7 @@ OPTIONS: dict[str, DriverOption] = {
              "keyStoreLocation"),
     **_table(READS, "Oracle", "wallet_location", "TNS_ADMIN", "MY_WALLET_DIRECTORY",
              "kerberos5_cc_name", "kerberos5_conf", "TOKEN_LOCATION"),
-    **_table(READS, "Snowflake", "private_key_file", "CLIENT_CONFIG_FILE"),
+    **_table(READS, "Snowflake", "private_key_file"),
     **_table(READS, "Druid (Avatica)", "keytab"),
     **_table(READS, "Vertica", "KeyStorePath", "TrustStorePath"),
     **_table(READS, "Ignite", "sslClientCertificateKeyStoreUrl",

@@ -103,7 +103,8 @@ def strings(node: Any) -> Iterator[str]:
 
 def setting_env_vars() -> dict[str, tuple[str, str]]:
     """TRINOGEN_<SECTION>_<KEY> for every key of every settings section, from the dataclasses."""
-    hints = typing.get_type_hints(Settings, localns={"Tenant": object})
+    # the TYPE_CHECKING-only names of settings.types (loaded only when a settings file uses them)
+    hints = typing.get_type_hints(Settings, localns={"Tenant": object, "RolloutSettings": object})
     out: dict[str, tuple[str, str]] = {}
     for section in dataclasses.fields(Settings):
         cls = hints[section.name]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import demo_settings
 from tests.test_auth import secure_settings
 from tests.test_fault_tolerance import doc, run, values
 from trinogen.model import Cluster, Failed, RawDocument, classify
@@ -126,3 +127,13 @@ def test_every_offer_is_tested() -> None:
 def test_the_message_names_the_offer_when_there_is_one(row: Companion, expected: str) -> None:
     """A refusal says which document field provides the companion, or that none does yet."""
     assert refusal("k", " on ", row) == expected
+
+
+@pytest.mark.parametrize("mode", ["warn", "off"])
+@pytest.mark.parametrize("key", sorted(k for k, row in COMPANIONS.items() if row.judged_by is None))
+def test_the_refusal_holds_whatever_the_registry_mode(mode: str, key: str) -> None:
+    """The table judges what trinogen renders, not the registry: warn or off still refuses."""
+    settings = demo_settings(validation={"trino_properties": mode})
+    outcome = classify(RawDocument('"d"', doc(**{key: NEEDS_COMPANION[key]})), settings)
+    assert isinstance(outcome, Failed), outcome
+    assert any(p.field == field_path("properties", key) for p in outcome.problems)

@@ -102,6 +102,25 @@ COMPANIONS: dict[str, Companion] = {
 }
 
 
+# The spooling protocol's own settings (io.trino.server.protocol.spooling.SpoolingConfig, with
+# its @LegacyConfig maximum-segment-size): SpoolingServerModule binds them only when
+# protocol.spooling.enabled=true (javap of trino-main-476), so without it Trino refuses to start
+# ("was not used"), and with it Trino needs the spooling manager above. Either way a document's
+# line fails, and without the protocol it would change nothing. (The encoding settings,
+# `protocol.spooling.encoding.*`, are bound whether or not spooling is on: not listed.)
+SPOOLING_SETTINGS = ("shared-secret-key", "retrieval-mode", "initial-segment-size",
+                     "max-segment-size", "maximum-segment-size", "inlining.enabled",
+                     "inlining.max-rows", "inlining.max-size")
+COMPANIONS.update({
+    f"protocol.spooling.{name}": Companion(
+        None, "protocol.spooling.enabled=true (Trino binds the spooling settings only then) "
+        "and the spooling manager that needs", None,
+        "Trino 476 refuses to start: Configuration property was not used",
+        "SpoolingServerModule.setup builds SpoolingConfig only when SpoolingEnabledConfig."
+        "isEnabled (javap, trino-main-476)")
+    for name in SPOOLING_SETTINGS})
+
+
 def missing(key: str, value: str) -> Companion | None:
     """The row a property needs and this table alone refuses, else None (one dict lookup for
     every property not in the table)."""

@@ -30,6 +30,8 @@ from trinogen.model.substitution import refusal, trino_substitution
 from trinogen.model.trino import TrinoCheck
 from trinogen.model.units import data_size_bytes
 from trinogen.secrets import Placeholder, PlaceholderError, parse_value
+from trinogen.trino.companions import COMPANIONS, missing
+from trinogen.trino.companions import refusal as companion_refusal
 
 # flat key ("section.key") -> (value, field path where the document set it)
 Props = dict[str, tuple[str, str]]
@@ -164,7 +166,7 @@ def server_properties(props: Props, trino: TrinoCheck, c: Checker) -> ServerProp
         elif key in CHART_CONFIG_KEYS:
             if not refuse_secret(value, path, "the chart writes it from values.yaml", c):
                 _chart_config_property(key, value, path, out, c)
-        else:
+        elif not refuse_companion(key, value, path, c):
             config[key] = (value, path)
     trino.node(node)
     trino.server(config)
@@ -172,6 +174,19 @@ def server_properties(props: Props, trino: TrinoCheck, c: Checker) -> ServerProp
     for key, (value, _) in config.items():
         (out.coordinator if key in only else out.config).append((key, value))
     return out
+
+
+def refuse_companion(key: str, value: str, path: str, c: Checker) -> bool:
+    """Report a property set without the companion file Trino then needs (the table in
+    `trinogen.trino.companions`); True when reported. A key not in the table costs one dict
+    lookup (the bench's documents set none)."""
+    if key not in COMPANIONS:
+        return False
+    row = missing(key, value)
+    if row is None:
+        return False
+    c.error(path, companion_refusal(key, value, row))
+    return True
 
 
 def _node_property(key: str, value: str, path: str, out: ServerProperties, c: Checker) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trinogen.model.checker import Checker, field_path, show, show_number
-from trinogen.model.properties import Bind, Props, properties, refuse_secret
+from trinogen.model.properties import Bind, Props, properties, refuse_companion, refuse_secret
 from trinogen.model.resources import problems as resource_problems
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
@@ -154,6 +154,8 @@ def _role_extra(role_props: Props, props: Props, c: Checker) -> list[tuple[str, 
                     "query)")
         elif key in props:
             c.error(path, f"is also set in {props[key][1]}; set it in one place")
+        elif refuse_companion(key, value, path, c):
+            continue
         else:
             extra.append((key, value))
     return extra

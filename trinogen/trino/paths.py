@@ -65,7 +65,8 @@ URL_OR_FILE = frozenset({"http-server.authentication.jwt.key-file"})
 # Properties that name the files configuring Trino's security and audit plugins, and the
 # directory of catalogs: with attached files, a document could replace what the platform
 # decides (its access control, its authenticators, its event listeners, the checked catalogs),
-# so a document may not set them at all. The reason is shown to its author.
+# so a document may not set them at all. The reason is shown to its author. The companion table
+# (`trinogen.trino.companions`) lists the `*.config-files` rows too, with what each needs.
 REFUSED = {
     "access-control.config-files": "it replaces the access control the platform configures",
     "password-authenticator.config-files": "it replaces the authenticators the platform configures",

@@ -1,0 +1,224 @@
+"""Conditional bindings (issue 21, item 7): the hand table of module switches read back from the
+Trino 476 bytecode, and the check that refuses a property its catalog's switch does not bind.
+
+The switch table (tools/trino_registry/conditional.py) is hand-written; each row is checked here
+against the jars of the real 476 distribution (the tarball the real-Trino tests use): the
+setter's @Config name, the default in the config's constructor, and the constant that selects
+each module in the choosing class. The check rows' expectations come from Trino: the real-Trino
+test (test_trino_real_conditional.py) shows 476 refusing the two tried catalogs, and the rest
+follow the modules named in Trino's connector documentation (iceberg catalog types, hive
+metastore types, kafka table description suppliers).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests import trino_server as ts
+from tools.trino_registry import classfile, conditional
+from tools.trino_registry.conditional import SWITCHES, Switch
+from trinogen.trino import checks
+from trinogen.trino.checks import Finding
+from trinogen.trino.registry import Registry, registry_for
+
+R476 = registry_for("476")
+assert R476 is not None
+
+# --- the hand table, read back from the bytecode --------------------------------------------
+
+# chooser -> the plugin directory of the 476 tarball whose jars hold it
+PLUGIN_OF = {
+    "io/trino/plugin/iceberg/catalog/IcebergCatalogModule": "iceberg",
+    "io/trino/plugin/hive/metastore/HiveMetastoreModule": "hive",
+    "io/trino/plugin/deltalake/metastore/DeltaLakeMetastoreModule": "delta-lake",
+    "io/trino/plugin/kafka/KafkaConnectorModule": "kafka",
+    "io/trino/filesystem/manager/FileSystemModule": "hive",
+}
+# (chooser, setter) -> the property as Trino's documentation names it
+PROPERTY_OF = {
+    ("IcebergCatalogModule", "setCatalogType"): "iceberg.catalog.type",
+    ("HiveMetastoreModule", "setMetastoreType"): "hive.metastore",
+    ("DeltaLakeMetastoreModule", "setMetastoreType"): "hive.metastore",
+    ("KafkaConnectorModule", "setTableDescriptionSupplier"): "kafka.table-description-supplier",
+    ("FileSystemModule", "setNativeS3Enabled"): "fs.native-s3.enabled",
+    ("FileSystemModule", "setNativeGcsEnabled"): "fs.native-gcs.enabled",
+    ("FileSystemModule", "setNativeAzureEnabled"): "fs.native-azure.enabled",
+    ("FileSystemModule", "setAlluxioEnabled"): "fs.alluxio.enabled",
+}
+
+
+@cache
+def _plugin_classes(plugin: str) -> dict[str, classfile.ClassFile]:
+    """Every class of one plugin directory of the real 476 distribution, parsed lazily by name."""
+    out: dict[str, classfile.ClassFile] = {}
+    for jar in sorted(Path(ts.distribution(), "plugin", plugin).glob("*.jar")):
+        with zipfile.ZipFile(jar) as archive:
+            for name in archive.namelist():
+                if name.startswith("io/trino/") and name.endswith(".class"):
+                    out.setdefault(name[:-6], classfile.parse(archive.read(name)))
+    return out
+
+
+def _events(cls: classfile.ClassFile) -> list[list[tuple[str, str]]]:
+    return [classfile.events(cls, m) for m in cls.methods]
+
+
+def _selector(events: list[tuple[str, str]], at: int, getters: set[str]) -> str:
+    """The nearest instruction before `at` that can choose a module: an enum constant, a string
+    constant, or a call of the switch's getter."""
+    for kind, text in reversed(events[:at]):
+        if kind in ("static", "string") and "$SwitchMap$" not in text or text in getters:
+            return text
+    return ""
+
+
+def _switch_order(classes: dict[str, classfile.ClassFile], switch: Switch) -> list[str]:
+    """The enum constants in the order a Java switch's synthetic $1 class numbers them."""
+    clinit = next(m for m in classes[f"{switch.chooser}$1"].methods if m.name == "<clinit>")
+    return [t.rsplit(".", 1)[1] for k, t in classfile.events(classes[f"{switch.chooser}$1"], clinit)
+            if k == "static" and "$SwitchMap$" not in t]
+
+
+def _check_module(classes: dict[str, classfile.ClassFile], switch: Switch, value: str,
+                  module: str) -> None:
+    getter_stem = switch.setter.removeprefix("set")
+    getters = {f"{switch.config}.get{getter_stem}", f"{switch.config}.is{getter_stem}"}
+    for events in _events(classes[switch.chooser]):
+        if ("new", module) not in events:
+            continue
+        at = events.index(("new", module))
+        if ("switch", "") in events[:at]:  # a Java switch over the enum: case order
+            after = [t for k, t in events[events.index(("switch", "")):]
+                     if k == "new" and not t.startswith("java/")]
+            order = _switch_order(classes, switch)
+            assert after.index(module) == order.index(value), (after, order)
+            return
+        text = _selector(events, at, getters)
+        if value == "TRUE":  # if (config.isXEnabled()) install(new XModule())
+            assert text in getters, (module, text)
+        else:  # conditionalModule(..., VALUE, new Module()) or ("value", new Module())
+            assert text.endswith(f".{value}") or text.upper() == value, (module, text)
+        return
+    raise AssertionError(f"{switch.chooser} never builds {module}")
+
+
+@pytest.mark.parametrize("switch", SWITCHES,
+                         ids=[f"{s.chooser.rsplit('/', 1)[1]}.{s.setter}" for s in SWITCHES])
+def test_each_switch_row_is_what_the_476_bytecode_does(switch: Switch) -> None:
+    """The row's property is its setter's @Config, its default is set in the config's
+    constructor, and each value is the constant that selects the row's module."""
+    classes = _plugin_classes(PLUGIN_OF[switch.chooser])
+    chooser = switch.chooser.rsplit("/", 1)[1]
+    assert conditional.switch_property(classes, switch) == PROPERTY_OF[chooser, switch.setter]
+    init = [classfile.events(classes[switch.config], m)
+            for m in classes[switch.config].methods if m.name == "<init>"]
+    if switch.default != "FALSE":  # a boolean field's Java default needs no instruction
+        assert any(t.endswith(f".{switch.default}") or t.upper() == switch.default
+                   for events in init for k, t in events if k in ("static", "string"))
+    called = {t for events in _events(classes[switch.chooser]) for k, t in events if k == "call"}
+    stem = switch.setter.removeprefix("set")
+    assert called & {f"{switch.config}.get{stem}", f"{switch.config}.is{stem}",
+                     f"{switch.chooser}.buildConfigObject"}
+    for value, module in switch.modules.items():
+        _check_module(classes, switch, value, module)
+
+
+# --- the check -------------------------------------------------------------------------------
+
+
+def catalog(**kv: str) -> Callable[[Registry], list[Finding]]:
+    props = {k.replace("__", "."): (v, k.replace("__", ".")) for k, v in kv.items()}
+    return lambda r: checks.check_catalog(r, "cat", props)
+
+
+S3 = {"fs__native-s3__enabled": "true", "s3__region": "us-east-1"}
+THRIFT = {"hive__metastore__uri": "thrift://m:9083"}
+ICEBERG = {"connector__name": "iceberg", **S3}
+KAFKA = {"connector__name": "kafka", "kafka__nodes": "k:9092"}
+
+# (id, catalog, the key refused, fragments of the message)
+REFUSED = [
+    ("iceberg rest uri under the default type",
+     catalog(**ICEBERG, **THRIFT, **{"iceberg__rest-catalog__uri": "http://r"}),
+     "iceberg.rest-catalog.uri", ["iceberg.catalog.type=rest", "hive_metastore (the default"]),
+    ("iceberg rest uri under hive_metastore",
+     catalog(**ICEBERG, **THRIFT, **{"iceberg__catalog__type": "hive_metastore",
+                                     "iceberg__rest-catalog__uri": "http://r"}),
+     "iceberg.rest-catalog.uri", ["iceberg.catalog.type=rest", "has iceberg.catalog.type=hive_me"]),
+    ("iceberg jdbc url under glue",
+     catalog(**ICEBERG, iceberg__catalog__type="glue",
+             **{"iceberg__jdbc-catalog__connection-url": "jdbc:postgresql://d/x"}),
+     "iceberg.jdbc-catalog.connection-url", ["iceberg.catalog.type=jdbc"]),
+    ("hive thrift uri under glue",
+     catalog(connector__name="hive", hive__metastore="glue", **THRIFT, **S3),
+     "hive.metastore.uri", ["hive.metastore=thrift", "has hive.metastore=glue"]),
+    ("hive glue region under the default thrift",
+     catalog(connector__name="hive", **THRIFT, **S3, hive__metastore__glue__region="eu-west-1"),
+     "hive.metastore.glue.region", ["hive.metastore=glue", "thrift (the default"]),
+    ("hudi file metastore dir under thrift",
+     catalog(connector__name="hudi", **THRIFT, **S3, hive__metastore__catalog__dir="s3://b/"),
+     "hive.metastore.catalog.dir", ["hive.metastore=file"]),
+    ("kafka table names under confluent",
+     catalog(**KAFKA, **{"kafka__table-description-supplier": "confluent",
+                         "kafka__confluent-schema-registry-url": "http://r",
+                         "kafka__table-names": "t"}),
+     "kafka.table-names", ["kafka.table-description-supplier=file"]),
+    ("kafka schema registry under the default file",
+     catalog(**KAFKA, **{"kafka__confluent-schema-registry-url": "http://r"}),
+     "kafka.confluent-schema-registry-url",
+     ["kafka.table-description-supplier=confluent", "file (the default"]),
+]
+
+
+@pytest.mark.parametrize(("check", "key", "fragments"), [r[1:] for r in REFUSED],
+                         ids=[r[0] for r in REFUSED])
+def test_a_property_its_switch_does_not_bind_is_refused(
+    check: Callable[[Registry], list[Finding]], key: str, fragments: list[str]
+) -> None:
+    """A key bound only under another value of its catalog's switch is one error naming the
+    switch and the value that binds it."""
+    findings = check(R476)
+    assert [(f.path, f.warning) for f in findings] == [(key, False)], findings
+    for fragment in [key, "Trino refuses to start", *fragments]:
+        assert fragment in findings[0].message, findings[0].message
+
+
+ACCEPTED = [
+    ("iceberg rest uri under rest",
+     catalog(**ICEBERG, iceberg__catalog__type="rest",
+             **{"iceberg__rest-catalog__uri": "http://r"})),
+    ("the switch's value in any case and with dashes",
+     catalog(**ICEBERG, **THRIFT, **{"iceberg__catalog__type": "HIVE-METASTORE",
+                                     "iceberg__hive-catalog__locking-enabled": "false"})),
+    ("hive thrift uri under the default",
+     catalog(connector__name="hive", **THRIFT, **S3)),
+    ("hive file metastore dir under file",
+     catalog(connector__name="hive", hive__metastore="file", **S3,
+             hive__metastore__catalog__dir="s3://b/")),
+    ("kafka table names under the default supplier",
+     catalog(**KAFKA, **{"kafka__table-names": "t"})),
+    ("kafka schema registry under CONFLUENT",
+     catalog(**KAFKA, **{"kafka__table-description-supplier": "CONFLUENT",
+                         "kafka__confluent-schema-registry-url": "http://r"})),
+]
+
+
+@pytest.mark.parametrize("check", [r[1] for r in ACCEPTED], ids=[r[0] for r in ACCEPTED])
+def test_a_property_its_switch_binds_is_accepted(
+    check: Callable[[Registry], list[Finding]]
+) -> None:
+    """Under the value that installs its module (set or by default) the key gives no finding."""
+    assert check(R476) == []
+
+
+def test_a_file_system_key_is_refused_once() -> None:
+    """s3.region without the S3 switch: the file-system rule's one error, not a second one."""
+    findings = catalog(connector__name="hive", **THRIFT, **{"fs__native-gcs__enabled": "true",
+                                                            "s3__region": "us-east-1"})(R476)
+    assert [f.path for f in findings] == ["s3.region"], findings
+    assert "fs.native-s3.enabled=true" in findings[0].message

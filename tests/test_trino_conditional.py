@@ -13,7 +13,7 @@ metastore types, kafka table description suppliers).
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -26,8 +26,9 @@ from trinogen.trino import checks
 from trinogen.trino.checks import Finding
 from trinogen.trino.registry import Registry, registry_for
 
-R476 = registry_for("476")
-assert R476 is not None
+_R = registry_for("476")
+assert _R is not None
+R476: Registry = _R
 
 # --- the hand table, read back from the bytecode --------------------------------------------
 
@@ -52,16 +53,36 @@ PROPERTY_OF = {
 }
 
 
+class _Classes(Mapping[str, classfile.ClassFile]):
+    """The io/trino classes of one plugin directory, each parsed when first asked for."""
+
+    def __init__(self, plugin: str) -> None:
+        self.where: dict[str, tuple[Path, str]] = {}
+        self.parsed: dict[str, classfile.ClassFile] = {}
+        for jar in sorted(Path(ts.distribution(), "plugin", plugin).glob("*.jar")):
+            with zipfile.ZipFile(jar) as archive:
+                for entry in archive.namelist():
+                    if entry.startswith("io/trino/") and entry.endswith(".class"):
+                        self.where.setdefault(entry[:-6], (jar, entry))
+
+    def __getitem__(self, name: str) -> classfile.ClassFile:
+        if name not in self.parsed:
+            jar, entry = self.where[name]
+            with zipfile.ZipFile(jar) as archive:
+                self.parsed[name] = classfile.parse(archive.read(entry))
+        return self.parsed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.where)
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+
 @cache
-def _plugin_classes(plugin: str) -> dict[str, classfile.ClassFile]:
-    """Every class of one plugin directory of the real 476 distribution, parsed lazily by name."""
-    out: dict[str, classfile.ClassFile] = {}
-    for jar in sorted(Path(ts.distribution(), "plugin", plugin).glob("*.jar")):
-        with zipfile.ZipFile(jar) as archive:
-            for name in archive.namelist():
-                if name.startswith("io/trino/") and name.endswith(".class"):
-                    out.setdefault(name[:-6], classfile.parse(archive.read(name)))
-    return out
+def _plugin_classes(plugin: str) -> Mapping[str, classfile.ClassFile]:
+    """The classes of one plugin directory of the real 476 distribution."""
+    return _Classes(plugin)
 
 
 def _events(cls: classfile.ClassFile) -> list[list[tuple[str, str]]]:
@@ -77,14 +98,14 @@ def _selector(events: list[tuple[str, str]], at: int, getters: set[str]) -> str:
     return ""
 
 
-def _switch_order(classes: dict[str, classfile.ClassFile], switch: Switch) -> list[str]:
+def _switch_order(classes: Mapping[str, classfile.ClassFile], switch: Switch) -> list[str]:
     """The enum constants in the order a Java switch's synthetic $1 class numbers them."""
     clinit = next(m for m in classes[f"{switch.chooser}$1"].methods if m.name == "<clinit>")
     return [t.rsplit(".", 1)[1] for k, t in classfile.events(classes[f"{switch.chooser}$1"], clinit)
             if k == "static" and "$SwitchMap$" not in t]
 
 
-def _check_module(classes: dict[str, classfile.ClassFile], switch: Switch, value: str,
+def _check_module(classes: Mapping[str, classfile.ClassFile], switch: Switch, value: str,
                   module: str) -> None:
     getter_stem = switch.setter.removeprefix("set")
     getters = {f"{switch.config}.get{getter_stem}", f"{switch.config}.is{getter_stem}"}
@@ -222,3 +243,81 @@ def test_a_file_system_key_is_refused_once() -> None:
                                                             "s3__region": "us-east-1"})(R476)
     assert [f.path for f in findings] == ["s3.region"], findings
     assert "fs.native-s3.enabled=true" in findings[0].message
+
+
+# --- derive(): which config classes a switch value owns, on made-up classes ---------------------
+
+_K = SWITCHES[[s.chooser for s in SWITCHES].index("io/trino/plugin/kafka/KafkaConnectorModule")]
+_FILE, _CONFLUENT = _K.modules["FILE"], _K.modules["CONFLUENT"]
+_HIVE_CHOOSER = "io/trino/plugin/hive/metastore/HiveMetastoreModule"
+
+
+def _cls(name: str, *, news: tuple[str, ...] = (), loads: tuple[str, ...] = (),
+         super_name: str = "java/lang/Object") -> classfile.ClassFile:
+    """A class whose one method builds `news` and loads `loads` as X.class constants."""
+    calls = [classfile.Call(n, "<init>", "()V", (), (), ()) for n in news]
+    calls += [classfile.Call("io/airlift/configuration/ConfigBinder", "bindConfig",
+                             "(Ljava/lang/Class;)V", (), (c,), ()) for c in loads]
+    method = classfile.Method("setup", "(Lcom/google/inject/Binder;)V", [], b"\0", calls)
+    return classfile.ClassFile(name, super_name, [], [], [method], [], set(), [])
+
+
+def _switch_config() -> classfile.ClassFile:
+    setter = classfile.Method(_K.setter, "(Ljava/lang/String;)V", [classfile.Annotation(
+        conditional.CONFIG, {"value": "kafka.table-description-supplier"})])
+    return classfile.ClassFile(_K.config, None, [], [], [setter], [], set(), [])
+
+
+def _unit(*extra: classfile.ClassFile) -> dict[str, classfile.ClassFile]:
+    """The chooser building both modules (itself built by the connector's module), FILE's module
+    binding FileCfg, CONFLUENT's binding RegistryCfg, and `extra`."""
+    base = [_switch_config(), _cls("Root", news=(_K.chooser,)),
+            _cls(_K.chooser, news=(_FILE, _CONFLUENT)),
+            _cls(_FILE, loads=("FileCfg",)), _cls(_CONFLUENT, loads=("RegistryCfg",))]
+    return {c.name: c for c in [*base, *extra]}
+
+
+NAMES = {"FileCfg": {"kafka.table-names"}, "RegistryCfg": {"kafka.confluent-schema-registry-url"},
+         "SharedCfg": {"kafka.shared"}}
+DERIVE = [
+    ("each module's config is owned by its value", _unit(), set(),
+     {"kafka.table-names": ["FILE"], "kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("a module something unowned also builds is not conditional",
+     _unit(_cls("Elsewhere", news=(_FILE,)), _cls("Root2", news=("Elsewhere",))), set(),
+     {"kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("a config an unowned class also loads is not conditional",
+     _unit(_cls("Probe", loads=("RegistryCfg",))), set(), {"kafka.table-names": ["FILE"]}),
+    ("a config bound under a prefix somewhere is not conditional", _unit(), {"FileCfg"},
+     {"kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("what an owned module alone builds is owned too",
+     _unit(_cls(_FILE, news=("Sub",), loads=("FileCfg",)), _cls("Sub", loads=("SharedCfg",))),
+     set(), {"kafka.table-names": ["FILE"], "kafka.shared": ["FILE"],
+             "kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("a subclass of a module built unconditionally takes its bindings everywhere",
+     _unit(_cls("Wider", super_name=_CONFLUENT), _cls("Root3", news=("Wider",))), set(),
+     {"kafka.table-names": ["FILE"]}),
+    ("another connector's chooser nothing here builds does not count",
+     _unit(_cls(_HIVE_CHOOSER, news=(_FILE,))), set(),
+     {"kafka.table-names": ["FILE"], "kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("another chooser this unit builds does count",
+     _unit(_cls(_HIVE_CHOOSER, news=(_FILE,)), _cls("Root4", news=(_HIVE_CHOOSER,))), set(),
+     {"kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+    ("a config both modules load is bound under every value: no condition",
+     _unit(_cls(_FILE, loads=("FileCfg", "SharedCfg")),
+           _cls(_CONFLUENT, loads=("RegistryCfg", "SharedCfg"))), set(),
+     {"kafka.table-names": ["FILE"], "kafka.confluent-schema-registry-url": ["CONFLUENT"]}),
+]
+
+
+@pytest.mark.parametrize(("classes", "prefixed", "binds"), [r[1:] for r in DERIVE],
+                         ids=[r[0] for r in DERIVE])
+def test_derive_keeps_only_what_a_value_alone_reaches(
+    classes: dict[str, classfile.ClassFile], prefixed: set[str | None],
+    binds: dict[str, list[str]]
+) -> None:
+    """A config class is conditional only when every way to it runs through the switch's
+    module for that value; anything reached another way is left unconditional."""
+    got = conditional.derive(classes, NAMES, prefixed)
+    assert got.get("kafka.table-description-supplier", {"binds": {}})["binds"] == binds
+    if binds:
+        assert got["kafka.table-description-supplier"]["default"] == "FILE"

@@ -28,7 +28,7 @@ import pytest
 
 from tests import test_trino_real as real
 from tests import trino_server as ts
-from tests.conftest import demo_settings
+from tests.conftest import CHART_DIR, demo_settings
 from tools.trino_registry.crosscheck import parse_log
 from trinogen.model import Failed, RawDocument, classify
 from trinogen.source import doc_key
@@ -93,7 +93,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, real.BootOut
     the COVERAGE catalogs (bound)."""
     import helm_python
 
-    pods = real.render_pods(BASE, demo_settings(), helm_python.Chart.load(real.CHART_DIR))
+    pods = real.render_pods(BASE, demo_settings(), helm_python.Chart.load(CHART_DIR))
     dist = ts.distribution()
     aot_file = ts.aot_cache_path()
     aot = f"-XX:AOTCache={aot_file}" if aot_file.is_file() else None
@@ -101,7 +101,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, real.BootOut
     boots = {key: (pods, [(c, key, v)]) for c, key, v in UNSELECTED}
     boots["control"] = (pods, [])
     boots["bound"] = (real.render_pods(COVERAGE, demo_settings(),
-                                       helm_python.Chart.load(real.CHART_DIR)), [])
+                                       helm_python.Chart.load(CHART_DIR)), [])
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(_boot, p, extra, dist, root / name, aot)
                    for name, (p, extra) in boots.items()}

@@ -42,8 +42,8 @@ KAFKA = {"kafka.nodes": "127.0.0.1:9", "kafka.table-description-supplier": "CONF
          "kafka.confluent-schema-registry-url": "http://127.0.0.1:9"}
 BASE = real._doc("conditional", [real._catalog("ice", "iceberg", **ICE),
                                  real._catalog("events", "kafka", **KAFKA)])
-# More switch values, for what Trino binds under each (the "bound" boot): the thrift and file
-# metastores, the REST catalog, the FILE supplier.
+# More switch values, for what Trino binds under each (the "bound" boot): hive's thrift and file
+# metastores, delta_lake's thrift metastore, the REST catalog, the FILE supplier.
 COVERAGE = real._doc("conditional-bound", [
     real._catalog("hms", "hive", **{"hive.metastore.uri": real.DEAD_METASTORE}, **real.S3_FS),
     real._catalog("hfile", "hive", **{"hive.metastore": "file",
@@ -53,6 +53,7 @@ COVERAGE = real._doc("conditional-bound", [
                                         "iceberg.rest-catalog.uri": "http://127.0.0.1:9/"},
                   **real.S3_FS),
     real._catalog("topics", "kafka", **{"kafka.nodes": "127.0.0.1:9", "kafka.table-names": "t"}),
+    real._catalog("dl", "delta_lake", **{"hive.metastore.uri": real.DEAD_METASTORE}, **real.S3_FS),
 ])
 # (catalog, key, value): each bound only under a value its catalog's switch does not have
 UNSELECTED = [("ice", "iceberg.rest-catalog.uri", "http://127.0.0.1:9/"),

@@ -24,7 +24,9 @@ Half of this is a hand table and half is read from the bytecode (issue 21, item 
   (the @Config on the setter, so a renamed switch follows), and every config class that only
   modules owned by some values load (``X.class`` constants). A class is owned by a value when
   every class that instantiates it (``new``) or extends it is owned, and the chooser's own
-  ``new`` of a row's module counts as that row's value. Anything reached any other way (a module
+  ``new`` of a row's module counts as that row's value. Choosers that read one property (hive's
+  and delta_lake's metastore modules, both in the delta_lake plugin) are taken together; a
+  chooser nothing in the unit builds (another connector's, in a shared jar) builds nothing. Anything reached any other way (a module
   built by a static factory, a config class loaded by a class nobody owns, a prefixed binding)
   is not conditional: as in scan.py, the registry would rather miss a refusal than invent one.
 """
@@ -127,21 +129,25 @@ def _edges(classes: Mapping[str, classfile.ClassFile]) -> tuple[dict[str, set[st
 
 
 class _Owners:
-    """Which switch values a class is installed under (None: reachable some other way)."""
+    """Which switch values a class is installed under (None: reachable some other way).
 
-    def __init__(self, switch: Switch, makers: Mapping[str, set[str]]) -> None:
-        self.switch = switch
+    `switches` share one property (hive's and delta_lake's metastore choosers both read
+    MetastoreTypeConfig): a module either chooser builds for a value is owned by that value."""
+
+    def __init__(self, switches: list[Switch], makers: Mapping[str, set[str]]) -> None:
         self.makers = makers
-        self.rows: dict[str, set[str]] = {}
-        for value, module in switch.modules.items():
-            self.rows.setdefault(module, set()).add(value)
+        self.rows: dict[str, list[tuple[str, str]]] = {}  # module -> (value, chooser)
+        for switch in switches:
+            for value, module in switch.modules.items():
+                self.rows.setdefault(module, []).append((value, switch.chooser))
         self.memo: dict[str, frozenset[str] | None] = {}
 
     def of(self, name: str, path: frozenset[str] = frozenset()) -> frozenset[str] | None:
         if name in self.memo:
             return self.memo[name]
-        values = set(self.rows.get(name, ()))
-        parents = self.makers.get(name, set()) - ({self.switch.chooser} if values else set())
+        rows = self.rows.get(name, [])
+        values = {value for value, _ in rows}
+        parents = self.makers.get(name, set()) - {chooser for _, chooser in rows}
         result: frozenset[str] | None = frozenset(values) if values or parents else None
         for parent in sorted(parents):
             got = None if parent in path else self.of(parent, path | {name})
@@ -153,6 +159,16 @@ class _Owners:
         return result
 
 
+def _groups(classes: Mapping[str, classfile.ClassFile]) -> dict[str, list[Switch]]:
+    """The switches present in a unit, by the property they read."""
+    out: dict[str, list[Switch]] = {}
+    for switch in SWITCHES:
+        prop = switch_property(classes, switch)
+        if prop is not None and switch.chooser in classes:
+            out.setdefault(prop, []).append(switch)
+    return out
+
+
 def derive(classes: Mapping[str, classfile.ClassFile], names: Mapping[str, set[str]],
            prefixed: set[str | None]) -> dict[str, dict[str, Any]]:
     """The "conditional" entry of one unit (see the module docstring).
@@ -161,45 +177,41 @@ def derive(classes: Mapping[str, classfile.ClassFile], names: Mapping[str, set[s
     config classes bound under a prefix somewhere (never conditional here).
     """
     makers, loaders = _edges(classes)
-    # A chooser nothing in the unit builds is another connector's, carried in a shared jar
-    # (hive's HiveMetastoreModule in the delta_lake plugin): the modules it builds are not
-    # built by it here.
+    # A chooser nothing in the unit builds is another connector's, carried in a shared jar:
+    # the modules it builds are not built by it here.
     for dead in {s.chooser for s in SWITCHES} - set(makers):
         for made in makers.values():
             made.discard(dead)
     out: dict[str, dict[str, Any]] = {}
-    for switch in SWITCHES:
-        prop = switch_property(classes, switch)
-        if prop is None or switch.chooser not in classes:
-            continue
-        owners = _Owners(switch, makers)
-        by_name: dict[str, set[str] | None] = {}
-        for config, declared in names.items():
-            values: set[str] | None = None
-            sites = loaders.get(config, set()) - {config}
-            if sites and config not in prefixed:
-                values = set()
-                for site in sites:
-                    got = owners.of(site)
-                    if got is None:
-                        values = None
-                        break
-                    values |= got
-            for name in declared:
-                seen = by_name.get(name, set())
-                by_name[name] = None if seen is None or values is None else seen | values
-        # bound under every value the table knows: not a condition worth a refusal
-        binds = {n: set(v) for n, v in by_name.items()
-                 if v and n != prop and (len(switch.modules) == 1 or set(v) != set(switch.modules))}
+    for prop, switches in sorted(_groups(classes).items()):
+        owners = _Owners(switches, makers)
+        every = {v for s in switches for v in s.modules}
+        binds = {}
+        for name, values in sorted(_by_name(names, prefixed, loaders, owners).items()):
+            # bound under every value the table knows: not a condition worth a refusal
+            if values and name != prop and (len(every) == 1 or values != every):
+                binds[name] = sorted(values)
         if binds:
-            _merge(out.setdefault(prop, {"default": switch.default, "binds": {}}), binds)
-    for entry in out.values():
-        entry["binds"] = {n: sorted(v) for n, v in sorted(entry["binds"].items())}
+            out[prop] = {"default": switches[0].default, "binds": binds}
     return out
 
 
-def _merge(entry: dict[str, Any], binds: Mapping[str, set[str]]) -> None:
-    """Two choosers of one switch in a unit (delta_lake's and hive's metastore modules): each
-    result is a condition Trino imposes, so a property both name needs a value both allow."""
-    for name, values in binds.items():
-        entry["binds"][name] = entry["binds"][name] & values if name in entry["binds"] else values
+def _by_name(names: Mapping[str, set[str]], prefixed: set[str | None],
+             loaders: Mapping[str, set[str]], owners: _Owners) -> dict[str, set[str] | None]:
+    """Each declared property -> the values under which alone it is bound (None: unconditional)."""
+    by_name: dict[str, set[str] | None] = {}
+    for config, declared in names.items():
+        values: set[str] | None = None
+        sites = loaders.get(config, set()) - {config}
+        if sites and config not in prefixed:
+            values = set()
+            for site in sites:
+                got = owners.of(site)
+                if got is None:
+                    values = None
+                    break
+                values |= got
+        for name in declared:
+            seen = by_name.get(name, set())
+            by_name[name] = None if seen is None or values is None else seen | values
+    return by_name

@@ -6,8 +6,9 @@ them after its own structural checks; nothing here knows about documents or the 
 
 A false positive is a bug (a property the real Trino accepts must never be refused), so every
 refusal here is one a real Trino of that version refuses at startup (or, for node.properties,
-ignores silently); the rules that depend on another property's value (file systems) are written
-out below with the reason Trino has.
+ignores silently); the rules that depend on another property's value are the file systems',
+written out below with the reason Trino has, and the module switches the registry read from the
+connectors' jars (`_unswitched`: iceberg.catalog.type, hive.metastore, kafka's supplier, ...).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ R476: Registry = _R
 PLUGIN_OF = {
     "io/trino/plugin/iceberg/catalog/IcebergCatalogModule": "iceberg",
     "io/trino/plugin/hive/metastore/HiveMetastoreModule": "hive",
+    "io/trino/plugin/hive/security/HiveSecurityModule": "hive",
     "io/trino/plugin/deltalake/metastore/DeltaLakeMetastoreModule": "delta-lake",
     "io/trino/plugin/kafka/KafkaConnectorModule": "kafka",
     "io/trino/filesystem/manager/FileSystemModule": "hive",
@@ -44,6 +45,7 @@ PLUGIN_OF = {
 PROPERTY_OF = {
     ("IcebergCatalogModule", "setCatalogType"): "iceberg.catalog.type",
     ("HiveMetastoreModule", "setMetastoreType"): "hive.metastore",
+    ("HiveSecurityModule", "setSecuritySystem"): "hive.security",
     ("DeltaLakeMetastoreModule", "setMetastoreType"): "hive.metastore",
     ("KafkaConnectorModule", "setTableDescriptionSupplier"): "kafka.table-description-supplier",
     ("FileSystemModule", "setNativeS3Enabled"): "fs.native-s3.enabled",
@@ -99,10 +101,16 @@ def _selector(events: list[tuple[str, str]], at: int, getters: set[str]) -> str:
 
 
 def _switch_order(classes: Mapping[str, classfile.ClassFile], switch: Switch) -> list[str]:
-    """The enum constants in the order a Java switch's synthetic $1 class numbers them."""
-    clinit = next(m for m in classes[f"{switch.chooser}$1"].methods if m.name == "<clinit>")
-    return [t.rsplit(".", 1)[1] for k, t in classfile.events(classes[f"{switch.chooser}$1"], clinit)
-            if k == "static" and "$SwitchMap$" not in t]
+    """The enum constants in the order a Java switch numbers its cases: the synthetic $1 class's
+    $SwitchMap where there is one, else (a switch on ordinal()) the enum's declaration order."""
+    if f"{switch.chooser}$1" in classes:
+        outer = classes[f"{switch.chooser}$1"]
+        clinit = next(m for m in outer.methods if m.name == "<clinit>")
+        return [t.rsplit(".", 1)[1] for k, t in classfile.events(outer, clinit)
+                if k == "static" and "$SwitchMap$" not in t]
+    setter = next(m for m in classes[switch.config].methods if m.name == switch.setter)
+    enum = setter.descriptor[2:setter.descriptor.index(";")]
+    return [name for name, desc in classes[enum].fields if desc == f"L{enum};"]
 
 
 def _check_module(classes: Mapping[str, classfile.ClassFile], switch: Switch, value: str,
@@ -114,9 +122,10 @@ def _check_module(classes: Mapping[str, classfile.ClassFile], switch: Switch, va
             continue
         at = events.index(("new", module))
         if ("switch", "") in events[:at]:  # a Java switch over the enum: case order
-            after = [t for k, t in events[events.index(("switch", "")):]
-                     if k == "new" and not t.startswith("java/")]
-            order = _switch_order(classes, switch)
+            rows = set(switch.modules.values())
+            after = list(dict.fromkeys(t for k, t in events[events.index(("switch", "")):]
+                                       if k == "new" and t in rows))
+            order = [v for v in _switch_order(classes, switch) if v in switch.modules]
             assert after.index(module) == order.index(value), (after, order)
             return
         text = _selector(events, at, getters)

@@ -41,10 +41,12 @@ from tools.trino_registry import classfile
 
 CONFIG = "io/airlift/configuration/Config"
 _ICE = "io/trino/plugin/iceberg/"
-_META = "io/trino/plugin/hive/metastore/"
+_HIVE = "io/trino/plugin/hive/"
+_META = f"{_HIVE}metastore/"
 _DELTA = "io/trino/plugin/deltalake/metastore/"
 _KAFKA = "io/trino/plugin/kafka/"
 _FS = "io/trino/filesystem/"
+_BASE = "io/trino/plugin/base/"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,14 @@ SWITCHES = (
                "THRIFT": f"{_DELTA}thrift/DeltaLakeThriftMetastoreModule",
                "FILE": f"{_DELTA}file/DeltaLakeFileMetastoreModule",
                "GLUE": f"{_DELTA}glue/DeltaLakeGlueMetastoreModule",
+           }),
+    # hive.security: a Java switch over the enum's ordinal (SYSTEM installs no module of its own)
+    Switch(f"{_HIVE}security/HiveSecurityModule", f"{_HIVE}security/SecurityConfig",
+           "setSecuritySystem", "ALLOW_ALL", {
+               "ALLOW_ALL": f"{_BASE}security/AllowAllSecurityModule",
+               "READ_ONLY": f"{_BASE}security/ReadOnlySecurityModule",
+               "FILE": f"{_BASE}security/FileBasedAccessControlModule",
+               "SQL_STANDARD": f"{_HIVE}security/SqlStandardSecurityModule",
            }),
     Switch(f"{_KAFKA}KafkaConnectorModule", f"{_KAFKA}KafkaConfig", "setTableDescriptionSupplier",
            "FILE", {

@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-full-tarball", action="store_true",
                         help="ignore trino-server-<v>.tar.gz (to compare the artifact-by-artifact "
                         "route with it)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the versions of the existing registry.json.gz that this run "
+                        "does not regenerate (when only some versions can be had)")
     args = parser.parse_args(argv)
     results = []
     for version in _versions(args.versions):
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print("no version could be had; nothing written", file=sys.stderr)
         return 1
-    target = build.write(results, args.out)
+    target = build.write(results, args.out, keep=args.keep)
     print(f"wrote {target} ({target.stat().st_size} bytes); cache: {maven.cache_dir()}")
     return 0
 

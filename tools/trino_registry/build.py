@@ -29,15 +29,28 @@ class PropertySet:
     legacy: dict[str, str] = field(default_factory=dict)
     defunct: set[str] = field(default_factory=set)
     families: set[str] = field(default_factory=set)  # accepted prefixes, each ending in "."
+    # switch property -> {"default": value, "binds": {property: [values]}} (conditional.py)
+    conditional: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         legacy = {k: v for k, v in sorted(self.legacy.items()) if k not in self.known}
-        return {
+        body: dict[str, Any] = {
             "known": sorted(self.known),
             "legacy": legacy,
             "defunct": sorted(self.defunct - self.known - set(legacy)),
             "families": sorted(self.families),
         }
+        # only where there is something: the sets of connectors without switches stay as they were
+        conditional = {}
+        for switch, entry in sorted(self.conditional.items()):
+            # a name a prefix family also accepts may be bound there too: never conditional
+            binds = {n: v for n, v in entry["binds"].items()
+                     if not n.startswith(tuple(self.families))}
+            if binds:
+                conditional[switch] = {"default": entry["default"], "binds": binds}
+        if conditional:
+            body["conditional"] = conditional
+        return body
 
 
 def property_set(facts: UnitFacts) -> PropertySet:
@@ -55,6 +68,7 @@ def property_set(facts: UnitFacts) -> PropertySet:
         out.known |= {f"{prefix}.{n}" for n in bound.names}
         out.legacy.update({f"{prefix}.{k}": f"{prefix}.{v}" for k, v in bound.legacy.items()})
         out.defunct |= {f"{prefix}.{n}" for n in bound.defunct}
+    out.conditional = facts.conditional
     return out
 
 
@@ -91,6 +105,7 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     if "server" in facts and server is not None:
         coordinator_only = roles.coordinator_only(facts["server"], server)
     connectors: dict[str, PropertySet] = {}
+    own: set[str] = set()
     without: list[str] = []
     for unit, one in sorted(facts.items()):
         if unit == "server":
@@ -101,40 +116,69 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
         props = property_set(one)
         props.known.update(CATALOG_PROPERTIES)
         for name in one.connector_names:
-            connectors[name] = props
+            # The iceberg plugin carries the hive jar and so hive's factory too: "hive" is the
+            # hive plugin's, whose modules (and switches: conditional.py) are the hive connector's.
+            if name not in own:
+                connectors[name] = props
+            if name == unit.replace("-", "_"):
+                own.add(name)
     levels = facts["server"].log_levels if "server" in facts else []
     return VersionData(source.version, not source.unavailable, server, coordinator_only,
                        connectors, without, list(source.unavailable), source.origin, levels)
 
 
-def write(versions: list[VersionData], out_dir: Path) -> Path:
-    """One gzipped JSON: each distinct property set stored once, versions point at them."""
+def _kept(previous: Path, fresh: set[str]) -> dict[str, dict[str, Any]]:
+    """The versions of an existing registry file that this run does not regenerate, with their
+    sets inlined (write() stores them again, deduplicated with the new ones)."""
+    doc = json.loads(gzip.decompress(previous.read_bytes()))
+    sets = doc["sets"]
+    kept = {}
+    for version, entry in doc["versions"].items():
+        if version in fresh:
+            continue
+        entry = dict(entry)
+        entry["server"] = None if entry["server"] is None else sets[entry["server"]]
+        entry["connectors"] = {n: sets[i] for n, i in entry["connectors"].items()}
+        kept[version] = entry
+    return kept
+
+
+def write(versions: list[VersionData], out_dir: Path, keep: bool = False) -> Path:
+    """One gzipped JSON: each distinct property set stored once, versions point at them.
+
+    `keep`: versions of the existing file that are not in `versions` stay as they were (a run
+    that can fetch only some versions refreshes those alone)."""
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
 
-    def ref(props: PropertySet) -> int:
-        body = props.to_json()
+    def ref(body: dict[str, Any]) -> int:
         key = json.dumps(body, sort_keys=True)
         if key not in index:
             index[key] = len(sets)
             sets.append(body)
         return index[key]
 
-    doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
-    for v in sorted(versions, key=lambda d: int(d.version)):
-        doc["versions"][v.version] = {
+    target = out_dir / "registry.json.gz"
+    entries = _kept(target, {v.version for v in versions}) if keep and target.is_file() else {}
+    for v in versions:
+        entries[v.version] = {
             "complete": v.complete,
-            "server": ref(v.server) if v.server else None,
+            "server": v.server.to_json() if v.server else None,
             "coordinator_only": v.coordinator_only,
-            "connectors": {name: ref(p) for name, p in sorted(v.connectors.items())},
+            "connectors": {name: p.to_json() for name, p in sorted(v.connectors.items())},
             "plugins_without_connector": v.plugins_without_connector,
             "unavailable": v.unavailable,
             "origin": v.origin,
             "log_levels": v.log_levels,
         }
+    doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
+    for version in sorted(entries, key=int):
+        entry = dict(entries[version])
+        entry["server"] = None if entry["server"] is None else ref(entry["server"])
+        entry["connectors"] = {n: ref(body) for n, body in sorted(entry["connectors"].items())}
+        doc["versions"][version] = entry
     doc["sets"] = sets
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / "registry.json.gz"
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     # mtime=0: the same input gives the same bytes, so a regeneration diff shows real changes.
     target.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))

@@ -294,3 +294,56 @@ def returned_constant(cls: ClassFile, method: Method) -> str | None:
     if len(code) == 4 and code[0] == 0x13 and code[3] == 0xB0:
         return cls.string_at((code[1] << 8) | code[2])
     return None
+
+
+def _next_pc(code: bytes, pc: int) -> int:
+    op = code[pc]
+    if op == 0xAA:  # tableswitch: pad to 4, default, low, high, offsets
+        base = pc + 4 - (pc % 4)
+        low, high = struct.unpack_from(">ii", code, base + 4)
+        return int(base + 12 + 4 * (high - low + 1))
+    if op == 0xAB:  # lookupswitch: pad, default, npairs, pairs
+        base = pc + 4 - (pc % 4)
+        (npairs,) = struct.unpack_from(">i", code, base + 4)
+        return int(base + 8 + 8 * npairs)
+    if op == 0xC4:  # wide
+        return pc + (6 if code[pc + 1] == 0x84 else 4)
+    return pc + _LENGTHS[op]
+
+
+def _member(cls: ClassFile, index: int) -> str:
+    """A field or method reference as "owner.name"."""
+    ref = cls.pool[index]
+    if not (isinstance(ref, tuple) and ref[0] == "ref"):
+        return ""
+    owner, nat = cls.pool[ref[1]], cls.pool[ref[2]]
+    if not (isinstance(owner, tuple) and isinstance(nat, tuple)):
+        return ""
+    return f"{owner[1]}.{cls.pool[nat[1]]}"
+
+
+def events(cls: ClassFile, method: Method) -> list[tuple[str, str]]:
+    """The instructions of a method that name something, in order: ("new", class),
+    ("static", "Owner.FIELD") for getstatic, ("string", constant) for ldc, ("call",
+    "Owner.method") for the four invokes, ("switch", "") for table and lookup switches. Enough to
+    see which constant a module is chosen by (conditional.py's rows are checked with it)."""
+    out: list[tuple[str, str]] = []
+    code = method.code
+    pc = 0
+    while pc < len(code):
+        op = code[pc]
+        wide = (code[pc + 1] << 8) | code[pc + 2] if pc + 2 < len(code) else 0
+        if op == 0xBB:
+            out.append(("new", cls.class_at(wide) or ""))
+        elif op == 0xB2:
+            out.append(("static", _member(cls, wide)))
+        elif op in (0x12, 0x13):
+            text = cls.string_at(code[pc + 1] if op == 0x12 else wide)
+            if text is not None:
+                out.append(("string", text))
+        elif 0xB6 <= op <= 0xB9:
+            out.append(("call", _member(cls, wide)))
+        elif op in (0xAA, 0xAB):
+            out.append(("switch", ""))
+        pc = _next_pc(code, pc)
+    return out

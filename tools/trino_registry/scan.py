@@ -23,8 +23,9 @@ import io
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from tools.trino_registry import classfile
+from tools.trino_registry import classfile, conditional
 
 CONFIG = "io/airlift/configuration/Config"
 LEGACY = "io/airlift/configuration/LegacyConfig"
@@ -46,8 +47,11 @@ COMPUTED_PREFIXES = {
 }
 
 # Only classes that mention one of these are parsed: a cheap byte test keeps the scan fast.
+# Guice's package is there for conditional.py: a class that builds or installs a module names
+# com/google/inject (Module, Binder) even when it binds no config itself, and a class missing
+# from the scan would be a way to a module that conditional.py could not see.
 _MARKERS = (b"io/airlift/configuration/", b"bindHttpClient", b"io/trino/spi/", b"Plugin",
-            b"io/trino/server/")
+            b"io/trino/server/", b"com/google/inject/")
 
 
 @dataclass
@@ -72,6 +76,9 @@ class UnitFacts:
     log_levels: list[str] = field(default_factory=list)
     # class -> (super class, classes it names); kept for io/trino/ classes only
     server_classes: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
+    # switch property -> its default and the properties bound only under some of its values
+    # (conditional.py)
+    conditional: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _strings(value: object) -> list[str]:
@@ -277,4 +284,8 @@ def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
         scan.classes.update(jar.classes)
     _resolve_bindings(scan)
     scan.facts.connector_names = _connector_names(scan)
+    if scan.facts.connector_names:
+        names = {c: f.names | set(f.legacy) for c, f in scan.facts.configs.items()}
+        prefixed = {c for c, prefix in scan.facts.bindings if prefix}
+        scan.facts.conditional = conditional.derive(scan.classes, names, prefixed)
     return scan.facts

@@ -6,8 +6,9 @@ them after its own structural checks; nothing here knows about documents or the 
 
 A false positive is a bug (a property the real Trino accepts must never be refused), so every
 refusal here is one a real Trino of that version refuses at startup (or, for node.properties,
-ignores silently); the rules that depend on another property's value (file systems) are written
-out below with the reason Trino has.
+ignores silently); the rules that depend on another property's value are the file systems',
+written out below with the reason Trino has, and the module switches the registry read from the
+connectors' jars (`_unswitched`: iceberg.catalog.type, hive.metastore, kafka's supplier, ...).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trinogen.trino.registry import PropertySet, Registry, Role, covered_versions
+from trinogen.trino.registry import Condition, PropertySet, Registry, Role, covered_versions
 
 # flat key -> (value, field path)
 Props = Mapping[str, tuple[str, str]]
@@ -98,7 +99,8 @@ def check_catalog(registry: Registry, path: str, props: Props) -> list[Finding]:
             finding = _elsewhere(registry, key, kpath, connector) or finding
         if finding is not None:
             findings.append(finding)
-    return findings + _file_systems(connector, known, path, props)
+    findings += _file_systems(connector, known, path, props)
+    return findings + _unswitched(known, props, {f.path for f in findings})
 
 
 def _unknown_connector(registry: Registry, connector: str, path: str) -> list[Finding]:
@@ -170,6 +172,40 @@ def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
                                        f"{name}=true here")
                         for key, (_, kpath) in props.items() if key.startswith(prefix))
     return findings
+
+
+def _unswitched(known: PropertySet, props: Props, reported: set[str]) -> list[Finding]:
+    """Properties Trino binds only when another property selects their module (issue 21): an
+    iceberg catalog's iceberg.rest-catalog.uri needs iceberg.catalog.type=rest, a kafka catalog's
+    kafka.table-names the FILE supplier. The registry reads these from the connectors' jars
+    (tools/trino_registry/conditional.py); a key already refused for another reason is left to
+    that finding."""
+    findings = []
+    for key, (_, kpath) in props.items():
+        if kpath in reported or not known.known(key):
+            continue
+        for condition in known.conditions(key):
+            value, chosen = _switch_value(known, props, condition)
+            if value.strip().upper().replace("-", "_") not in condition.values:
+                findings.append(Finding(kpath, _unswitched_message(key, condition, value, chosen)))
+                break
+    return findings
+
+
+def _switch_value(known: PropertySet, props: Props, condition: Condition) -> tuple[str, bool]:
+    """The switch's value in this catalog (under any of its names), and whether it is set."""
+    for name in sorted(_aliases(known, condition.switch)):
+        if name in props:
+            return props[name][0], True
+    return condition.default, False
+
+
+def _unswitched_message(key: str, condition: Condition, value: str, chosen: bool) -> str:
+    switch = condition.switch
+    wanted = " or ".join(f"{switch}={v.lower()}" for v in condition.values)
+    has = f"{switch}={value}" if chosen else f"{switch}={value.lower()} (the default, unset)"
+    return (f"{key} is bound only with {wanted}, and this catalog has {has}: Trino refuses "
+            f"to start with it (was not used); set {wanted.split(' or ')[0]} or remove {key}")
 
 
 # With fs.hadoop.enabled=true the files it lists must exist in the pods: the model holds every

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +23,17 @@ Role = Literal["coordinator", "worker"]
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A property Trino binds only when `switch` takes one of `values` (its module is installed
+    then and only then); `default` is the switch's value when the catalog does not set it.
+    Values are Java enum constant names (or the strings a switch compares to), upper case."""
+
+    switch: str
+    default: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PropertySet:
     """The property names one scope (server, node, a connector) accepts."""
 
@@ -30,6 +41,14 @@ class PropertySet:
     legacy_names: Mapping[str, str]  # legacy name -> replacement ("" when none is named)
     defunct_names: frozenset[str]
     families: tuple[str, ...]  # prefixes ending in "." under which every name is accepted
+    # switch property -> {"default": value, "binds": {property: [values]}}; see
+    # tools/trino_registry/conditional.py. Empty for the versions generated without it.
+    conditional: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def conditions(self, key: str) -> list[Condition]:
+        """The switches under which alone Trino binds `key` (none: bound whatever they say)."""
+        return [Condition(switch, str(entry["default"]), tuple(entry["binds"][key]))
+                for switch, entry in self.conditional.items() if key in entry["binds"]]
 
     def known(self, key: str) -> bool:
         """A current name: bound by @Config, or under a prefix family the scan could not list."""
@@ -71,7 +90,8 @@ class Registry:
         raw = self._sets[index]
         names = frozenset(n for n in raw["known"] if n.startswith(only)) - drop
         return PropertySet(names, dict(raw["legacy"]), frozenset(raw["defunct"]),
-                           tuple(f for f in raw["families"] if f.startswith(only)))
+                           tuple(f for f in raw["families"] if f.startswith(only)),
+                           raw.get("conditional", {}))
 
     @cached_property
     def _coordinator(self) -> PropertySet | None:

@@ -19,12 +19,21 @@ from dataclasses import dataclass
 
 from trinogen.errors import Problem
 from trinogen.model import Cluster
-from trinogen.render.objects import OTHER_ANNOTATIONS, KubeObject, Part, Written, cluster_objects
+from trinogen.render.objects import (
+    OTHER_ANNOTATIONS,
+    KubeObject,
+    Part,
+    Written,
+    cluster_objects,
+    size_bound,
+)
 
 MAX_DATA_BYTES = 1024 * 1024  # core.MaxSecretSize: ConfigMap and Secret data
 MAX_ANNOTATION_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
 SHOWN_PARTS = 3  # the largest parts a message names
 DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+# No total at or below this can break a limit: the smaller of the two.
+SMALLEST_LIMIT = min(MAX_DATA_BYTES, MAX_ANNOTATION_BYTES)
 
 
 class LimitError(Exception):
@@ -58,7 +67,12 @@ def check_objects(cluster: Cluster, chart: str, written: Written) -> None:
 
 
 def object_problems(cluster: Cluster, chart: str, written: Written) -> list[Problem]:
-    """Every object too large for the API server, and every name two objects would share."""
+    """Every object too large for the API server, and every name two objects would share.
+    Objects are measured part by part only when `size_bound` (which no total exceeds) could
+    reach a limit: nearly every cluster is far below them, and its objects are listed for their
+    names alone."""
+    if size_bound(cluster, written) <= SMALLEST_LIMIT:
+        return collisions(cluster.cluster_id, cluster_objects(cluster, chart, written, sizes=False))
     objects = cluster_objects(cluster, chart, written)
     problems = [p for obj in objects if obj.data or obj.annotations or obj.fixed
                 for p in _size_problems(cluster.cluster_id, obj)]

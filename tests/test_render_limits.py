@@ -8,6 +8,7 @@ keys plus values against 256 KiB). Through the real chart: tests/test_chart_limi
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -221,8 +222,7 @@ WIDE_PROPS = {"connector.name": "postgresql", "connection-url": DOC_WIDE * 2000}
 @pytest.mark.parametrize("body", [
     {"connectors": [{"name": "wide", "properties": WIDE_PROPS}]},
     {"files": [{"name": "notes.txt", "content": DOC_WIDE * 3000}]},
-    {"logLevels": {f"io.trino.x{i}": "DEBUG" for i in range(500)},
-     "properties": {"sql.path": DOC_WIDE * 500}},
+    {"logLevels": {f"io.trino.x{i}": "DEBUG" for i in range(2000)}},
 ], ids=["catalog", "file", "loggers"])
 def test_the_bound_is_above_every_total_of_wide_texts(body: dict[str, Any]) -> None:
     """Non-ASCII catalogs and files (each character up to 6 bytes once escaped) and many lines
@@ -230,6 +230,44 @@ def test_the_bound_is_above_every_total_of_wide_texts(body: dict[str, Any]) -> N
     cluster = _cluster(**body)
     written = Renderer(demo_settings()).written(cluster, {}, False)
     assert max(_totals_measured(cluster, written)) <= size_bound(cluster, written)
+
+
+BIG = 20_000  # characters: more than the kitchen sink's bound without the text (~12,000)
+
+
+EXPORTER = f'  exporter_config: "{{hostPort: localhost:9080, note: {"e" * BIG}}}"'
+
+
+def _big_rules(doc: dict[str, Any]) -> None:
+    doc["accessControl"]["rules"]["catalogs"] = [
+        {"user": f"u{i:05d}", "catalog": "lake", "allow": "read-only"} for i in range(BIG // 40)]
+
+
+@pytest.mark.parametrize(("settings_old", "settings_new", "edit", "value"), [
+    ('role/trino-{cluster}"', f'role/trino-{{cluster}}-{"r" * BIG}"', None, "v"),
+    ("backend-protocol: HTTPS}", f'backend-protocol: HTTPS, example.com/note: "{"n" * BIG}"}}',
+     None, "v"),
+    ("", "", _big_rules, "v"),
+    ("", "", None, "k" * BIG),
+    ("  service_monitor_labels:", EXPORTER + "\n  service_monitor_labels:", None, "v"),
+], ids=["service-account annotation", "ingress annotation", "rules file", "vault value",
+        "exporter configuration"])
+def test_the_bound_counts_each_kind_of_text(
+        tmp_path: Path, settings_old: str, settings_new: str,
+        edit: Callable[[dict[str, Any]], None] | None, value: str) -> None:
+    """One text of each kind larger than all the others together: the total of the object
+    holding it stays under the bound (which would not hold if the bound left that text out)."""
+    text = kitchen_sink.SETTINGS.replace(settings_old, settings_new)
+    assert text != kitchen_sink.SETTINGS or not settings_old
+    settings = sink_settings(tmp_path, text)
+    doc = kitchen_sink.document()
+    if edit is not None:
+        edit(doc)
+    cluster = sink_cluster(doc, settings, sink_library())
+    written = Renderer(settings).written(cluster, _resolved_for(cluster, value), False)
+    totals = _totals_measured(cluster, written)
+    assert max(totals) > BIG
+    assert max(totals) <= size_bound(cluster, written)
 
 
 def test_the_names_only_inventory_lists_the_same_objects(tmp_path: Path) -> None:

@@ -37,10 +37,22 @@ def local_file_problem(key: str, value: str) -> str | None:
         return f"configures the local file system, which is not offered to documents: {WHY}"
     if key == "connector.name" and value.strip().lower() in LOCAL_CONNECTORS:
         return f"the {value.strip()} connector is not offered to documents: {WHY}"
-    if _LOCAL_URI.search(value):
+    uri, infile = _candidates(value)
+    if uri and _LOCAL_URI.search(value):
         return f"names a local path (file: or local:): {WHY}"
-    if _LOCAL_INFILE.search(value):
+    if infile and _LOCAL_INFILE.search(value):
         return f"enables LOCAL INFILE in the JDBC driver (the database server may then ask for any file): {WHY}"
     if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
         return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
     return None
+
+
+def _candidates(value: str) -> tuple[bool, bool]:
+    """Whether each pattern (_LOCAL_URI, _LOCAL_INFILE) may match: for ASCII text, only when a
+    lower-cased copy holds the word every match holds ("file:" or "local:", "localinfile"),
+    found at C speed (every catalog property of every document is judged; few hold either).
+    Non-ASCII text goes to the patterns: under IGNORECASE, 'İ' and 'ı' match 'i'."""
+    if not value.isascii():
+        return True, True
+    lowered = value.lower()
+    return "file:" in lowered or "local:" in lowered, "localinfile" in lowered

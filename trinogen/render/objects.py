@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.model import Cluster, FileConfigMap, FileSecret
@@ -56,14 +56,13 @@ class KubeObject(NamedTuple):
     annotations: tuple[Part, ...] = ()
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):  # a tuple: cheaper to create at import than a frozen dataclass
     """What the renderer writes for one cluster, in the form the objects will hold it."""
 
     catalogs: Mapping[str, str]  # catalog name -> its .properties text
     texts: ServerTexts
     resolved: Resolved  # the Vault values read (empty: sizes of Secrets are not known)
-    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    pod_annotations: Mapping[str, str] = MappingProxyType({})
     env_uses: tuple[SecretUse, ...] = ()  # what the env Secret carries (none: no Secret)
     exporter_config: str = ""  # the JMX exporter's configuration (the settings')
 

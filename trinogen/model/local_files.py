@@ -37,13 +37,21 @@ def local_file_problem(key: str, value: str) -> str | None:
         return f"configures the local file system, which is not offered to documents: {WHY}"
     if key == "connector.name" and value.strip().lower() in LOCAL_CONNECTORS:
         return f"the {value.strip()} connector is not offered to documents: {WHY}"
+    found = _local_reference(value)
+    if found is not None:
+        return found
+    if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
+        return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
+    return None
+
+
+def _local_reference(value: str) -> str | None:
+    """Why a value of any property reaches the pod's files: a local URI, or LOCAL INFILE."""
     uri, infile = _candidates(value)
     if uri and _LOCAL_URI.search(value):
         return f"names a local path (file: or local:): {WHY}"
     if infile and _LOCAL_INFILE.search(value):
         return f"enables LOCAL INFILE in the JDBC driver (the database server may then ask for any file): {WHY}"
-    if key.endswith(_DIRECTORY_KEYS) and value.lstrip().startswith("/"):
-        return f"names a path without a scheme (the default file system is the pod's own): {WHY}"
     return None
 
 

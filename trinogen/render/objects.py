@@ -108,45 +108,53 @@ def size_bound(cluster: Cluster, w: Written) -> int:
     the objects of the kitchen sink measure.
     """
     t = w.texts
-    lines = [*t.config, *t.node, *t.log, *t.coordinator, *t.worker, *t.access,
-             *(x.reveal() if isinstance(x, Secret) else x for x in t.exchange),
-             *w.catalogs.values(), w.exporter_config, *_annotation_texts(w.pod_annotations.items()),
-             *_cluster_texts(cluster), *_secret_texts(cluster, w)]
-    return MAX_FIXED + 4 * sum(map(len, lines)) + len(lines)
+    groups = (t.config, t.node, t.log, t.coordinator, t.worker, t.access, w.catalogs.values(),
+              [x.reveal() if isinstance(x, Secret) else x for x in t.exchange],
+              [w.exporter_config, *_annotation_texts(w.pod_annotations.items())],
+              _cluster_texts(cluster), _secret_texts(cluster, w))
+    chars = count = 0
+    for texts in groups:
+        chars += sum(map(len, texts))
+        count += len(texts)
+    return MAX_FIXED + 4 * chars + count
 
 
-def _cluster_texts(cluster: Cluster) -> Iterator[str]:
+def _cluster_texts(cluster: Cluster) -> list[str]:
     """The texts a part takes from the cluster itself: the values the chart writes into its
     own lines, the exchange directories, the rules file, attached files, option annotations."""
-    values = (cluster.node_environment, cluster.max_memory, cluster.log_level,
-              *(v for r in (cluster.coordinator, cluster.worker)
-                for v in (r.max_heap, r.min_heap, r.max_memory_per_node, r.heap_headroom)))
-    yield from (v for v in values if v)
+    co, wo = cluster.coordinator, cluster.worker
+    out = [v for v in (cluster.node_environment, cluster.max_memory, cluster.log_level,
+                       co.max_heap, co.min_heap, co.max_memory_per_node, co.heap_headroom,
+                       wo.max_heap, wo.min_heap, wo.max_memory_per_node, wo.heap_headroom) if v]
     if cluster.exchange is not None:
-        yield from cluster.exchange.base_directories
+        out.extend(cluster.exchange.base_directories)
     if cluster.access and cluster.access.rules_json is not None:
-        yield cluster.access.rules_json
+        out.append(cluster.access.rules_json)
     for cm in cluster.file_config_maps:
-        yield from (text for _, text in cm.files)
+        out.extend(text for _, text in cm.files)
     if cluster.service_account is not None:
-        yield from _annotation_texts(cluster.service_account.annotations)
+        out.extend(_annotation_texts(cluster.service_account.annotations))
     if cluster.ingress is not None:
-        yield from _annotation_texts(cluster.ingress.annotations)
+        out.extend(_annotation_texts(cluster.ingress.annotations))
+    return out
 
 
-def _annotation_texts(annotations: Iterable[tuple[str, str]]) -> Iterator[str]:
-    for k, v in annotations:
-        yield from (k, v)
+def _annotation_texts(annotations: Iterable[tuple[str, str]]) -> list[str]:
+    return [text for kv in annotations for text in kv]
 
 
-def _secret_texts(cluster: Cluster, w: Written) -> Iterator[str]:
-    """Each Vault value a Secret holds, once per use (empty when this run did not read it)."""
+def _secret_texts(cluster: Cluster, w: Written) -> list[str]:
+    """Each Vault value a Secret holds, once per use (none when this run read none)."""
+    if not w.resolved:
+        return []
     uses = [*w.env_uses, *(use for fs in cluster.file_secrets for _, use in fs.files)]
+    out = []
     for use in uses:
         data = w.resolved.get(use.ref.secret_path)
         value = data.values.get(use.ref.key) if data is not None else None
         if value is not None:
-            yield value.reveal()
+            out.append(value.reveal())
+    return out
 
 
 def _chart_objects(cluster: Cluster, chart: str, w: Written,

@@ -6,7 +6,7 @@ platform) the Secret of the Ingress' TLS, KEDA the HorizontalPodAutoscaler of it
 ScaledObject. `render.limits` judges the list: sizes against the API server's rules, names
 unique per kind. tests/test_chart_objects.py holds the chart's part against the real chart.
 
-Measuring every part cost a 1,000-cluster full sync ~2% of its instructions, for clusters that
+Measuring every part cost a 1,000-cluster full sync ~1.5% of its instructions, for clusters that
 are nearly all far below every limit: `size_bound` bounds every total from the texts' lengths
 alone, and `cluster_objects(..., sizes=False)` lists the same objects without their parts (what
 the names need) for a cluster whose bound cannot reach a limit.

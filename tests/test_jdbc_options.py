@@ -261,8 +261,10 @@ def test_a_placeholder_never_reaches_a_jdbc_url(connector: str, key: str, value:
                                                 refused: bool) -> None:
     """A placeholder inside a JDBC URL (or before the scheme of a connection URL) fails the
     property naming the rule; credentials in their own properties and other URLs pass."""
+    # an iceberg jdbc-catalog.* property binds only with iceberg.catalog.type=jdbc
+    extra = {"iceberg.catalog.type": "jdbc"} if key.startswith("iceberg.jdbc-catalog.") else {}
     d = cluster_doc("adhoc", "growth_analytics", [{"name": "c", "properties": {
-        "connector.name": connector, key: value}}])
+        "connector.name": connector, key: value, **extra}}])
     outcome = classify(RawDocument(doc_key(d["_id"]), d), demo_settings())
     found = [] if isinstance(outcome, Cluster) else messages(outcome)
     if refused:

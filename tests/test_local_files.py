@@ -32,6 +32,10 @@ from trinogen.model.local_files import local_file_problem
     ("connection-url", "jdbc:mysql://a/db?ALLOWLOADLOCALINFILE=TRUE"),
     ("hive.metastore.catalog.dir", "/var/run/secrets"), ("hive.metastore.catalog.dir", " /proc"),
     ("iceberg.catalog.warehouse", "/var/run"),
+    # non-ASCII text is judged by the patterns themselves (no lower-cased shortcut): under
+    # IGNORECASE 'İ' matches 'i', and Unicode spaces are spaces
+    ("connection-url", "jdbc:mysql://a/db?allowLocalİnfile=true"),
+    ("hive.config.resources", "/etc/ü.xml,\u2003file:/proc/self/environ"),
 ])
 def test_what_reaches_the_pods_files_is_found(key: str, value: str) -> None:
     """The local file system, its root, local URIs anywhere in a list, DuckDB, a JDBC driver's
@@ -46,6 +50,7 @@ def test_what_reaches_the_pods_files_is_found(key: str, value: str) -> None:
     ("connector.name", "hive"), ("hive.config.resources", "/etc/trino/files/core-site.xml"),
     ("connection-url", "jdbc:mysql://db:3306?useSSL=true"),
     ("hive.metastore.catalog.dir", "s3a://bucket/dir"),
+    ("description", "Zürich's file: a word"), ("connection-url", "jdbc:mysql://db/ü?x=localin"),
 ])
 def test_remote_storage_and_plain_text_are_kept(key: str, value: str) -> None:
     """A file metastore on S3 is remote storage; `file:` inside a sentence is no URI."""

@@ -45,13 +45,16 @@ def _docs() -> list[dict[str, Any]]:
 
 
 def test_a_sync_with_nothing_to_validate_loads_no_validator(tmp_path: Path) -> None:
-    """The first sync validates (and loads the validator); the second, with every enabled
-    document served by the render cache and one disabled document, does not."""
+    """The first sync validates (and loads the validator, but not the regex reader of access
+    rules nobody wrote); the second, with every enabled document served by the render cache and
+    one disabled document, does not."""
     env = {**os.environ, **demo_env(tmp_path, _docs())}
     first = _sync_imports(env, tmp_path)
     assert VALIDATOR in first
     # settings without tenants or profile_requirements: the tenancy rules stay unloaded
     assert "trinogen.model.tenancy" not in first and "trinogen.settings.tenants" not in first
+    # no example writes access rules: the Java regex reader (a package of its own) stays unloaded
+    assert "trinogen.model.javaregex" not in first
     again = _sync_imports(env, tmp_path)
     assert VALIDATOR not in again
     assert not {m for m in again if m.startswith("trinogen.model.")} & {

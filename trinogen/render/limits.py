@@ -15,16 +15,25 @@ Two objects of one kind with one name in a namespace are one object that two mak
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trinogen.errors import Problem
 from trinogen.model import Cluster
-from trinogen.render.objects import OTHER_ANNOTATIONS, KubeObject, Part, Written, cluster_objects
+from trinogen.render.objects import (
+    OTHER_ANNOTATIONS,
+    KubeObject,
+    Part,
+    Written,
+    cluster_objects,
+    size_bound,
+)
 
 MAX_DATA_BYTES = 1024 * 1024  # core.MaxSecretSize: ConfigMap and Secret data
 MAX_ANNOTATION_BYTES = 256 * 1024  # TotalAnnotationSizeLimitB
 SHOWN_PARTS = 3  # the largest parts a message names
 DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+# No total at or below this can break a limit: the smaller of the two.
+SMALLEST_LIMIT = min(MAX_DATA_BYTES, MAX_ANNOTATION_BYTES)
 
 
 class LimitError(Exception):
@@ -36,8 +45,7 @@ class LimitError(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class Total:
+class Total(NamedTuple):  # a tuple: cheaper to create at import than a frozen dataclass
     """One sum the API server compares with a limit."""
 
     what: str  # "data", "annotations"
@@ -58,7 +66,12 @@ def check_objects(cluster: Cluster, chart: str, written: Written) -> None:
 
 
 def object_problems(cluster: Cluster, chart: str, written: Written) -> list[Problem]:
-    """Every object too large for the API server, and every name two objects would share."""
+    """Every object too large for the API server, and every name two objects would share.
+    Objects are measured part by part only when `size_bound` (which no total exceeds) could
+    reach a limit: nearly every cluster is far below them, and its objects are listed for their
+    names alone."""
+    if size_bound(cluster, written) <= SMALLEST_LIMIT:
+        return collisions(cluster.cluster_id, cluster_objects(cluster, chart, written, sizes=False))
     objects = cluster_objects(cluster, chart, written)
     problems = [p for obj in objects if obj.data or obj.annotations or obj.fixed
                 for p in _size_problems(cluster.cluster_id, obj)]

@@ -5,17 +5,22 @@ what they make others create: ESO the Secret of each ExternalSecret, cert-manage
 platform) the Secret of the Ingress' TLS, KEDA the HorizontalPodAutoscaler of its
 ScaledObject. `render.limits` judges the list: sizes against the API server's rules, names
 unique per kind. tests/test_chart_objects.py holds the chart's part against the real chart.
+
+Measuring every part cost a 1,000-cluster full sync ~1.5% of its instructions, for clusters that
+are nearly all far below every limit: `size_bound` bounds every total from the texts' lengths
+alone, and `cluster_objects(..., sizes=False)` lists the same objects without their parts (what
+the names need) for a cluster whose bound cannot reach a limit.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
-from trinogen.model import Cluster
+from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -51,76 +56,169 @@ class KubeObject(NamedTuple):
     annotations: tuple[Part, ...] = ()
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):  # a tuple: cheaper to create at import than a frozen dataclass
     """What the renderer writes for one cluster, in the form the objects will hold it."""
 
     catalogs: Mapping[str, str]  # catalog name -> its .properties text
     texts: ServerTexts
     resolved: Resolved  # the Vault values read (empty: sizes of Secrets are not known)
-    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    pod_annotations: Mapping[str, str] = MappingProxyType({})
     env_uses: tuple[SecretUse, ...] = ()  # what the env Secret carries (none: no Secret)
     exporter_config: str = ""  # the JMX exporter's configuration (the settings')
 
 
-def cluster_objects(cluster: Cluster, chart: str, w: Written) -> list[KubeObject]:
-    """Every object of the cluster's namespace: the chart's, then trinogen's and their makers'."""
-    return [*_chart_objects(cluster, chart, w), *_own_objects(cluster, chart, w)]
+def cluster_objects(cluster: Cluster, chart: str, w: Written, *,
+                    sizes: bool = True) -> list[KubeObject]:
+    """Every object of the cluster's namespace: the chart's, then trinogen's and their makers'.
+    With `sizes=False`, the same objects with no parts (data and annotations empty)."""
+    measure = _measure if sizes else _skip
+    return [*_chart_objects(cluster, chart, w, measure), *_own_objects(cluster, chart, w, measure)]
 
 
-def _chart_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObject]:
+# measure(parts, *args): an object's parts, `parts(*args)`, or none when listing names only.
+Measure = Callable[..., tuple[Part, ...]]
+
+
+def _measure(parts: Callable[..., Iterable[Part]], *args: Any) -> tuple[Part, ...]:
+    return tuple(parts(*args))
+
+
+def _skip(parts: Callable[..., Iterable[Part]], *args: Any) -> tuple[Part, ...]:
+    return ()
+
+
+# The maker's own bytes a total adds: a role ConfigMap's, or the annotations besides trinogen's.
+MAX_FIXED = max(CHART_ROLE_TEXT, OTHER_ANNOTATIONS)
+
+
+def size_bound(cluster: Cluster, w: Written) -> int:
+    """At least the largest total `render.limits` judges among the cluster's objects (one
+    object's data with the maker's own bytes, or its annotations with the others'), from the
+    lengths of the texts alone.
+
+    Why it bounds: every part of every object is measured from one text listed below (a line,
+    a catalog, a file, an annotation's key or value, a Vault value read) as at most its UTF-8
+    bytes plus one newline: a character takes at most 4 bytes (a code point 1-4, a lone
+    surrogate 3 under surrogatepass), an escaped line is ASCII, a decoded Secret value is
+    shorter than its text, and the exchange directories' commas are one per directory. One
+    object holds each text at most once (the two roles' ConfigMaps are two objects), except a
+    Secret holding one Vault value under several keys: those count once per use. So any one
+    total is at most MAX_FIXED plus, over all the texts, 4 bytes per character and 1 per text.
+    Keep it in step with the parts above: tests/test_render_limits.py holds it to every total
+    the objects of the kitchen sink measure.
+    """
+    t = w.texts
+    groups = (t.config, t.node, t.log, t.coordinator, t.worker, t.access, w.catalogs.values(),
+              [x.reveal() if isinstance(x, Secret) else x for x in t.exchange],
+              [w.exporter_config, *_annotation_texts(w.pod_annotations.items())],
+              _cluster_texts(cluster), _secret_texts(cluster, w))
+    chars = count = 0
+    for texts in groups:
+        chars += sum(map(len, texts))
+        count += len(texts)
+    return MAX_FIXED + 4 * chars + count
+
+
+def _cluster_texts(cluster: Cluster) -> list[str]:
+    """The texts a part takes from the cluster itself: the values the chart writes into its
+    own lines, the exchange directories, the rules file, attached files, option annotations."""
+    co, wo = cluster.coordinator, cluster.worker
+    out = [v for v in (cluster.node_environment, cluster.max_memory, cluster.log_level,
+                       co.max_heap, co.min_heap, co.max_memory_per_node, co.heap_headroom,
+                       wo.max_heap, wo.min_heap, wo.max_memory_per_node, wo.heap_headroom) if v]
+    if cluster.exchange is not None:
+        out.extend(cluster.exchange.base_directories)
+    if cluster.access and cluster.access.rules_json is not None:
+        out.append(cluster.access.rules_json)
+    for cm in cluster.file_config_maps:
+        out.extend(text for _, text in cm.files)
+    if cluster.service_account is not None:
+        out.extend(_annotation_texts(cluster.service_account.annotations))
+    if cluster.ingress is not None:
+        out.extend(_annotation_texts(cluster.ingress.annotations))
+    return out
+
+
+def _annotation_texts(annotations: Iterable[tuple[str, str]]) -> list[str]:
+    return [text for kv in annotations for text in kv]
+
+
+def _secret_texts(cluster: Cluster, w: Written) -> list[str]:
+    """Each Vault value a Secret holds, once per use (none when this run read none)."""
+    if not w.resolved:
+        return []
+    uses = [*w.env_uses, *(use for fs in cluster.file_secrets for _, use in fs.files)]
+    out = []
+    for use in uses:
+        data = w.resolved.get(use.ref.secret_path)
+        value = data.values.get(use.ref.key) if data is not None else None
+        if value is not None:
+            out.append(value.reveal())
+    return out
+
+
+def _chart_objects(cluster: Cluster, chart: str, w: Written,
+                   measure: Measure) -> Iterator[KubeObject]:
     """The chart's templates, each under the condition it is rendered on."""
     full, cid = chart_fullname(cluster.cluster_id, chart), cluster.cluster_id
     coordinator, worker = trunc63(f"{full}-coordinator"), chart_worker_name(cid, chart)
     has_workers = cluster.workers > 0 or _keda(cluster)
     graceful = bool(cluster.grace_period_seconds)
     chart_made = "the chart"
-    yield from _pair(coordinator, "coordinator", _role_parts(cluster, w, "coordinator"), w)
+    annotations = measure(_pod_annotation_parts, w)
+    yield from _pair(coordinator, measure(_role_parts, cluster, w, "coordinator"), annotations)
     if has_workers:
-        yield from _pair(worker, "worker", _role_parts(cluster, w, "worker"), w)
+        yield from _pair(worker, measure(_role_parts, cluster, w, "worker"), annotations)
     if w.catalogs:
         yield KubeObject("ConfigMap", f"{full}-catalog", chart_made, "connectors",
-                         tuple(_catalog_parts(w.catalogs)))
+                         measure(_catalog_parts, w.catalogs))
     yield KubeObject("ConfigMap", f"{full}-schemas-volume-coordinator", chart_made)
     if has_workers:
         yield KubeObject("ConfigMap", f"{full}-schemas-volume-worker", chart_made)
     if cluster.access and cluster.access.rules_json is not None:
         yield KubeObject("ConfigMap", f"{full}-access-control-volume-coordinator", chart_made,
-                         "accessControl", (Part("accessControl", "the rules file rules.json",
-                                                _utf8(cluster.access.rules_json)),))
+                         "accessControl", measure(_text_part, "accessControl",
+                                                  "the rules file rules.json",
+                                                  cluster.access.rules_json))
     if graceful:  # the chart's rules file for the shutdown request (~110 bytes)
         yield KubeObject("ConfigMap", f"{full}-access-control-volume-worker", chart_made,
                          "clusterConfig.worker.gracefulShutdown", fixed=CHART_ROLE_TEXT)
     if cluster.jmx_exporter:  # a literal block with `|-`: without its final newlines
-        exporter = (Part("monitoring", "the exporter's configuration (settings)",
-                         _utf8(w.exporter_config.rstrip("\n"))),)
+        exporter = measure(_text_part, "monitoring", "the exporter's configuration (settings)",
+                           w.exporter_config.rstrip("\n"))
         for role in ("coordinator", "worker"):
             yield KubeObject("ConfigMap", f"{full}-jmx-exporter-config-{role}", chart_made,
                              "monitoring", exporter)
     yield KubeObject("Service", full, chart_made)
     yield KubeObject("Service", f"{full}-worker", chart_made)
-    yield from _chart_options(cluster, full, coordinator, worker)
+    yield from _chart_options(cluster, full, coordinator, worker, measure)
     yield from _chart_hooks(full, graceful, cluster.jmx_exporter)
 
 
-def _pair(name: str, role: str, parts: tuple[Part, ...], w: Written) -> Iterator[KubeObject]:
+def _pair(name: str, parts: tuple[Part, ...],
+          annotations: tuple[Part, ...]) -> Iterator[KubeObject]:
     """A role's Deployment (its pod template's annotations) and ConfigMap (its config files)."""
-    annotations = tuple(Part("", f"annotation {k}", len(k) + len(v))  # trinogen's: ASCII
-                        for k, v in w.pod_annotations.items())
     yield KubeObject("Deployment", name, "the chart", annotations=annotations)
     yield KubeObject("ConfigMap", name, "the chart", data=parts, fixed=CHART_ROLE_TEXT)
 
 
-def _chart_options(cluster: Cluster, full: str, coordinator: str,
-                   worker: str) -> Iterator[KubeObject]:
+def _pod_annotation_parts(w: Written) -> Iterator[Part]:
+    for k, v in w.pod_annotations.items():
+        yield Part("", f"annotation {k}", len(k) + len(v))  # trinogen's: ASCII
+
+
+def _chart_options(cluster: Cluster, full: str, coordinator: str, worker: str,
+                   measure: Measure) -> Iterator[KubeObject]:
     """What the chart makes for a picked option: the ServiceAccount, Ingress, scaling, monitors."""
     if cluster.service_account is not None:
         sa = cluster.service_account
         yield KubeObject("ServiceAccount", sa.name, "the chart", "serviceAccount",
-                         annotations=_annotation_parts("serviceAccount", sa.annotations))
+                         annotations=measure(_annotation_parts, "serviceAccount",
+                                             sa.annotations))
     if cluster.ingress is not None:
         yield KubeObject("Ingress", coordinator, "the chart", "ingress",
-                         annotations=_annotation_parts("ingress", cluster.ingress.annotations))
+                         annotations=measure(_annotation_parts, "ingress",
+                                             cluster.ingress.annotations))
     scaling = cluster.autoscaling
     if scaling is not None and scaling.kind == "hpa":
         yield KubeObject("HorizontalPodAutoscaler", worker, "the chart",
@@ -148,32 +246,45 @@ def _chart_hooks(full: str, graceful: bool, jmx: bool) -> Iterator[KubeObject]:
         yield KubeObject("ConfigMap", f"{full}-test-jmx", hook, fixed=CHART_ROLE_TEXT)
 
 
-def _own_objects(cluster: Cluster, chart: str, w: Written) -> Iterator[KubeObject]:
+def _own_objects(cluster: Cluster, chart: str, w: Written,
+                 measure: Measure) -> Iterator[KubeObject]:
     """trinogen's manifests and the Secrets they make ESO and cert-manager create."""
-    yield from _secrets(cluster, w)
+    yield from _secrets(cluster, w, measure)
     for cm in cluster.file_config_maps:
         yield KubeObject("ConfigMap", cm.name, "trinogen (files)", "files",
-                         tuple(Part(_entry("files", key), f"file {key}", _utf8(text))
-                               for key, text in cm.files))
+                         measure(_file_parts, cm))
     for budget in disruption_budgets(cluster, chart).values():
         yield KubeObject("PodDisruptionBudget", str(budget["name"]), "trinogen (disruption)",
                          "disruption")
     yield from _ingress_tls(cluster)
 
 
-def _secrets(cluster: Cluster, w: Written) -> Iterator[KubeObject]:
+def _file_parts(cm: FileConfigMap) -> Iterator[Part]:
+    for key, text in cm.files:
+        yield Part(_entry("files", key), f"file {key}", _utf8(text))
+
+
+def _secrets(cluster: Cluster, w: Written, measure: Measure) -> Iterator[KubeObject]:
     """The ExternalSecrets, and the Secret ESO fills for each: the environment's, the files'."""
     if w.env_uses:
         name = f"{cluster.cluster_id}-trino-secrets"
-        parts = tuple(_secret_part(f"variable {u.env}", "properties", u, None, w.resolved)
-                      for u in w.env_uses)
+        parts = measure(_env_parts, w)
         yield from _external_secret(name, "the environment's placeholders", parts)
     for fs in cluster.file_secrets:
         where = "files" if fs.name.endswith("-trino-secret-files") else "authentication"
-        decoding = dict(fs.decoding)
-        parts = tuple(_secret_part(f"file {key}", where, use, decoding.get(key), w.resolved)
-                      for key, use in fs.files)
-        yield from _external_secret(fs.name, where, parts)
+        yield from _external_secret(fs.name, where,
+                                    measure(_file_secret_parts, fs, where, w.resolved))
+
+
+def _env_parts(w: Written) -> Iterator[Part]:
+    for u in w.env_uses:
+        yield _secret_part(f"variable {u.env}", "properties", u, None, w.resolved)
+
+
+def _file_secret_parts(fs: FileSecret, where: str, resolved: Resolved) -> Iterator[Part]:
+    decoding = dict(fs.decoding)
+    for key, use in fs.files:
+        yield _secret_part(f"file {key}", where, use, decoding.get(key), resolved)
 
 
 def _ingress_tls(cluster: Cluster) -> Iterator[KubeObject]:
@@ -252,8 +363,13 @@ def _secret_part(what: str, where: str, use: SecretUse, decoding: str | None,
     return Part(where, what, _utf8(text))
 
 
-def _annotation_parts(where: str, annotations: Iterable[tuple[str, str]]) -> tuple[Part, ...]:
-    return tuple(Part(where, f"annotation {k}", _utf8(k) + _utf8(v)) for k, v in annotations)
+def _annotation_parts(where: str, annotations: Iterable[tuple[str, str]]) -> Iterator[Part]:
+    for k, v in annotations:
+        yield Part(where, f"annotation {k}", _utf8(k) + _utf8(v))
+
+
+def _text_part(where: str, what: str, text: str) -> Iterator[Part]:
+    yield Part(where, what, _utf8(text))
 
 
 def _entry(field: str, name: str) -> str:

@@ -4,6 +4,7 @@
     python bench/gen_docs.py N OUT.json [--seed 42]            # one Extended JSON array
     python bench/gen_docs.py N OUT.json --ansible              # the copy the Ansible baseline can render
     python bench/gen_docs.py N OUT.json --secrets SECRETS.json # also: every Vault secret they reference
+    python bench/gen_docs.py N OUT.json --features DIR         # every platform option in use (below)
 
 Every document is complete (no `profile`, nothing from `defaults`) and valid for trinogen:
 
@@ -16,6 +17,14 @@ Every document is complete (no `profile`, nothing from `defaults`) and valid for
 * exactly round(N/10) documents have `enabled: false`;
 * some carry graceful shutdown, HPA autoscaling, extra Trino properties, role properties, a
   description (a metadata field trinogen records but never renders).
+
+With `features` (`--features DIR`), the options of the kitchen sink (tests/kitchen_sink.py: its
+settings file and its one document using every platform option of issues 13 and 14) are spread
+over the fleet: each document draws its own mix (authentication with TLS in the pod, access rules,
+a storage option on a catalog, fault tolerance, files, the shared catalog, placement per role,
+disruption, a service account, monitoring, an ingress), each option with its own share, so every
+option is used by many clusters and most clusters use several. DIR gets the settings the options
+need (`features.yaml`, the kitchen sink's) and the catalog library (`catalogs/warehouse.json`).
 
 The same (N, seed) always gives the same documents, and document i is the same for every N > i, so
 N=100 is a prefix of N=1000 (except for which documents are disabled).
@@ -32,8 +41,13 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests import kitchen_sink
 
 TEAMS = [
     "data_analytics_team", "marketing_bi", "finance_reporting", "ml_platform", "risk_engineering",
@@ -235,9 +249,96 @@ def document(rng: random.Random, i: int) -> dict[str, Any]:
     return doc
 
 
-def generate(n: int, seed: int = 42) -> list[dict[str, Any]]:
-    """N documents; exactly round(N/10) of them disabled."""
+# --- the kitchen sink's options, spread over the fleet ------------------------------------------
+
+def _sink_role(role: str, key: str) -> Any:
+    return copy.deepcopy(kitchen_sink.document()["clusterConfig"][role][key])
+
+
+def _lake(doc: dict[str, Any]) -> None:
+    """The kitchen sink's Hive catalog on the storage option (a Kerberos keytab from `files`)."""
+    lake = copy.deepcopy(kitchen_sink.document()["connectors"][0])
+    lake["properties"] = {k: v for k, v in lake["properties"].items() if "kerberos" not in v.lower()
+                          and not k.startswith(("hive.metastore.authentication",
+                                                "hive.metastore.client", "hive.metastore.service"))}
+    doc["connectors"].append(lake)
+
+
+def _files(doc: dict[str, Any]) -> None:
+    files = copy.deepcopy(kitchen_sink.document()["files"])
+    for f in files:  # the keytab's placeholder names the kitchen sink's cluster: use this one's
+        if "secret" in f:
+            f["secret"] = f["secret"].replace(f"/{kitchen_sink.CID}/", f"/{doc['clusterId']}/")
+    doc["files"] = files
+
+
+def _access(doc: dict[str, Any]) -> None:
+    rules = copy.deepcopy(kitchen_sink.document()["accessControl"])
+    first = doc["connectors"][0]["name"]  # read-only on one of this cluster's own catalogs
+    rules["rules"]["catalogs"][1]["catalog"] = first
+    doc["accessControl"] = rules
+
+
+def _from_sink(key: str) -> Callable[[dict[str, Any]], None]:
+    def apply(doc: dict[str, Any]) -> None:
+        doc[key] = copy.deepcopy(kitchen_sink.document()[key])
+    return apply
+
+
+def _role_option(role: str, key: str) -> Callable[[dict[str, Any]], None]:
+    def apply(doc: dict[str, Any]) -> None:
+        doc["clusterConfig"][role][key] = _sink_role(role, key)
+    return apply
+
+
+def _shared(doc: dict[str, Any]) -> None:
+    doc["connectors"].append(copy.deepcopy(kitchen_sink.document()["connectors"][1]))
+
+
+# (share of the clusters, option): a realistic platform has most clusters on monitoring and a
+# disruption budget, fewer with an ingress, files or fault tolerance.
+FEATURES: list[tuple[float, Callable[[dict[str, Any]], None]]] = [
+    (0.35, _from_sink("authentication")),
+    (0.40, _from_sink("serviceAccount")),
+    (0.30, _from_sink("ingress")),
+    (0.60, _from_sink("disruption")),
+    (0.70, _from_sink("monitoring")),
+    (0.15, _from_sink("faultTolerance")),
+    (0.25, _access),
+    (0.30, _role_option("coordinator", "placement")),
+    (0.45, _role_option("worker", "placement")),
+    (0.15, _files),
+    (0.30, _lake),
+    (0.35, _shared),
+]
+
+
+def with_features(rng: random.Random, doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with its own draw of the kitchen sink's options (in place)."""
+    for share, apply in FEATURES:
+        if rng.random() < share:
+            apply(doc)
+    return doc
+
+
+def write_feature_settings(directory: str) -> tuple[Path, Path]:
+    """The settings the options need (the kitchen sink's) and the catalog library they use."""
+    out = Path(directory)
+    (out / "catalogs").mkdir(parents=True, exist_ok=True)
+    settings = out / "features.yaml"
+    settings.write_text(kitchen_sink.SETTINGS, encoding="utf-8")
+    library = out / "catalogs" / "warehouse.json"
+    library.write_text(json.dumps(kitchen_sink.catalogs()) + "\n", encoding="utf-8")
+    return settings, library
+
+
+def generate(n: int, seed: int = 42, *, features: bool = False) -> list[dict[str, Any]]:
+    """N documents; exactly round(N/10) of them disabled; with `features`, the kitchen sink's
+    options spread over them (drawn from their own RNG, so the plain documents stay a prefix)."""
     docs = [document(random.Random(f"{seed}:{i}"), i) for i in range(n)]
+    if features:
+        for i, doc in enumerate(docs):
+            with_features(random.Random(f"{seed}:features:{i}"), doc)
     pick = random.Random(f"{seed}:disabled:{n}")
     for idx in pick.sample(range(n), round(n * 0.10)):
         docs[idx]["enabled"] = False
@@ -284,7 +385,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(?:vault:(?P<ref>[^}]*?)|(?P<name>[A-Za-z0-9_
 def placeholders(doc: dict[str, Any]) -> Iterable[tuple[str, str]]:
     """(vault path, key) for every placeholder of one document (trinogen's default mapping)."""
     for conn in doc.get("connectors", []):
-        for value in conn["properties"].values():
+        for value in conn.get("properties", {}).values():
             for m in _PLACEHOLDER.finditer(value):
                 if m.group("name"):
                     yield f"secret/trino/{doc['clusterId']}", m.group("name")
@@ -322,7 +423,8 @@ def for_ansible(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     for d in out:
         for conn in d["connectors"]:
-            conn["properties"] = {k: _PLACEHOLDER.sub(fix, v) for k, v in conn["properties"].items()}
+            if "properties" in conn:  # a shared catalog (--features) has none of its own
+                conn["properties"] = {k: _PLACEHOLDER.sub(fix, v) for k, v in conn["properties"].items()}
     return out
 
 
@@ -341,8 +443,14 @@ def main() -> None:
     ap.add_argument("--secrets", metavar="FILE", help="also write the referenced Vault secrets")
     ap.add_argument("--change", type=int, default=0, metavar="COUNT",
                     help="apply one round of changes to COUNT enabled documents")
+    ap.add_argument("--features", metavar="DIR",
+                    help="spread the kitchen sink's options over the documents; write the settings "
+                    "they need to DIR/features.yaml and the catalog library to DIR/catalogs/")
     args = ap.parse_args()
-    docs = generate(args.n, args.seed)
+    docs = generate(args.n, args.seed, features=bool(args.features))
+    if args.features:
+        for written in write_feature_settings(args.features):
+            print(f"wrote {written}")
     if args.change:
         mutate(docs, args.change, 1, args.seed)
     dump(for_ansible(docs) if args.ansible else docs, args.out)

@@ -210,13 +210,15 @@ class Bench:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.seed_dir.mkdir(parents=True)
-        self.docs = docs if docs is not None else gen_docs.generate(self.n, self.args.seed)
+        features = getattr(self.args, "features", False)
+        self.docs = docs if docs is not None else gen_docs.generate(self.n, self.args.seed,
+                                                                    features=features)
         self.write_seed()
         gitconfig = self.dir / "gitconfig"
         gitconfig.write_text("")
         self.config = self.dir / "trinogen.yaml"
         check = "true" if self.vault else "false"
-        self.config.write_text(
+        text = (
             "# written by bench/run.py\n"
             "mongodb:\n  uri: mongomock://\n  seed_dir: seed\n"
             "git:\n  remote: remote.git\n  workdir: workdir\n"
@@ -225,6 +227,11 @@ class Bench:
             f"secrets:\n  check: {check}\n"
             "output:\n  root_app: argocd/trino-clusters.yaml\n"
         )
+        if features:  # the kitchen sink's settings, then the bench's own on top
+            settings, _ = gen_docs.write_feature_settings(str(self.seed_dir))
+            text = _merged_yaml(settings.read_text(), text)
+            settings.unlink()  # not a seed file
+        self.config.write_text(text)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("TRINOGEN_", "VAULT_", "GIT_", "PYTHONPROFILE"))
                and k != "PYTHONDONTWRITEBYTECODE"}
@@ -347,6 +354,86 @@ class Bench:
         return {"phase": name, "instructions": count, "wall": r["wall"]}
 
 
+def _merged_yaml(base: str, top: str) -> str:
+    """Two settings texts as one: mappings merged key by key, `top` winning."""
+    import yaml
+
+    def merge(a: Any, b: Any) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return {**a, **{k: merge(a.get(k), v) for k, v in b.items()}}
+        return b
+
+    return "# written by bench/run.py\n" + yaml.safe_dump(
+        merge(yaml.safe_load(base), yaml.safe_load(top)), sort_keys=False)
+
+
+STAGE_NAMES = ("import", "setup", "read", "refresh", "cache", "classify", "resolve", "render",
+               "self-check", "plan", "write", "push", "status", "report")  # = stages.STAGES
+# One C function per stage and the stage it runs in (`stage_<name>__<parent>`, parent `top` for
+# none), entered through `enter(index, body)`: a call from C code, which callgrind sees as a call
+# (a call straight from libffi is merged into libffi's function). Per pair, so that a stage's
+# count can be taken off exactly the stage it ran inside.
+def _marker(stage: str, parent: str) -> str:
+    return f"stage_{stage.replace('-', '_')}__{(parent or 'top').replace('-', '_')}"
+
+
+_PAIRS = [(s, p) for p in ("", *STAGE_NAMES) for s in STAGE_NAMES]
+MARKERS_C = "typedef void (*body)(void);\n" + "".join(
+    f"__attribute__((noinline)) void {_marker(s, p)}(body f) {{ f(); }}\n" for s, p in _PAIRS
+) + "void enter(int pair, body f) {\n  switch (pair) {\n" + "".join(
+    f"  case {i}: {_marker(s, p)}(f); break;\n" for i, (s, p) in enumerate(_PAIRS)) + "  }\n}\n"
+
+
+def build_markers(results: Path) -> Path:
+    """A tiny shared library with one C function per stage (bench/stages.py runs each stage
+    inside its own), so callgrind can charge every stage's instructions to a name."""
+    src, lib = results / "markers.c", results / "markers.so"
+    if not lib.exists() or not src.exists() or src.read_text() != MARKERS_C:
+        src.write_text(MARKERS_C)
+        subprocess.run(["gcc", "-O0", "-g", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return lib
+
+
+def stage_instructions(callgrind_out: Path) -> dict[str, int]:
+    """Exclusive instructions per stage from a callgrind profile: the inclusive count of each
+    (stage, parent) marker function goes to the stage and is taken off its parent; `other` is
+    the rest of the process (the total less the top-level stages)."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
+                           str(callgrind_out)], capture_output=True, text=True, check=True).stdout
+    names = {_marker(s, p): (s, p) for s, p in _PAIRS}
+    exclusive: dict[str, int] = {}
+    total = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \(.*:(stage_\w+) \[", line)
+        if m and m.group(2) in names:
+            stage, parent = names[m.group(2)]
+            count = int(m.group(1).replace(",", ""))
+            exclusive[stage] = exclusive.get(stage, 0) + count
+            exclusive[parent or "other"] = exclusive.get(parent or "other", 0) - count
+        t = re.match(r"\s*([\d,]+) .*PROGRAM TOTALS", line)
+        if t:
+            total = int(t.group(1).replace(",", ""))
+    exclusive["other"] = total + exclusive.get("other", 0)
+    exclusive["total"] = total
+    return exclusive
+
+
+def stages_table(block: dict[str, Any]) -> str:
+    """One phase's stages: wall time (median of the runs) and instructions side by side."""
+    wall, instr = block["seconds"], block.get("instructions") or {}
+    total_w = sum(wall.values())
+    total_i = instr.get("total", 0)
+    lines = [f"N={block['n']:,} {block['phase']} ({block['fleet']}): {block['runs']} run(s), "
+             f"process wall {block['wall']:.2f} s, CPU {block['cpu']:.2f} s, peak RSS "
+             f"{block['rss_mib']:.0f} MiB" + (f", {total_i / 1e6:,.0f} M instructions" if total_i else ""),
+             "", "| stage | wall s | share | instructions M | share |", "|---|---:|---:|---:|---:|"]
+    for stage, sec in sorted(wall.items(), key=lambda kv: -kv[1]):
+        i = instr.get(stage)
+        ins = f"{i / 1e6:,.0f} | {100 * i / total_i:.0f}%" if i is not None and total_i else "– | –"
+        lines.append(f"| {stage} | {sec:.3f} | {100 * sec / total_w:.0f}% | {ins} |")
+    return "\n".join(lines)
+
+
 def git_trace_summary(trace: Path) -> dict[str, Any]:
     """Top-level git processes (started by trinogen itself) and their elapsed seconds."""
     starts: dict[str, list[str]] = {}
@@ -367,6 +454,40 @@ def git_trace_summary(trace: Path) -> dict[str, Any]:
     commands = [{"command": " ".join(starts.get(sid, ["?"]))[:160], "seconds": round(t, 4)}
                 for sid, t in done.items()]
     return {"total": round(sum(c["seconds"] for c in commands), 3), "commands": commands}
+
+
+def _stage_runs(bench: Bench, name: str, repeat: int, instructions: bool) -> dict[str, Any]:
+    """`repeat` runs of a phase under bench/stages.py (median per stage), and with
+    `instructions` one more under callgrind (the timed runs were its warm-up)."""
+    driver = [sys.executable, str(HERE / "stages.py")]
+    runs, meters = [], []
+    for i in range(repeat):
+        out = bench.logs / f"stages-{name}-{i}.json"
+        r = bench.run(f"stages-{name}", i, *bench.before(name), prefix=[*driver, str(out)])
+        runs.append(r)
+        meters.append(json.loads(out.read_text()))
+        _progress(f"  N={bench.n:<6} {name:<6} run {i + 1}/{repeat}: {r['wall']:.2f}s cpu {r['cpu']:.2f}s "
+                  f"rss {r['rss_mib']:.0f}MiB {_brief(r.get('stats', {}))}")
+    stages = list(meters[0]["seconds"])
+    block: dict[str, Any] = {
+        "n": bench.n, "phase": name, "fleet": "features" if bench.args.features else "plain",
+        "runs": repeat, "wall": statistics.median(r["wall"] for r in runs),
+        "cpu": statistics.median(r["cpu"] for r in runs), "rss_mib": max(r["rss_mib"] for r in runs),
+        "cpu_stall": _median_or_none([r.get("cpu_stall") for r in runs]),
+        "seconds": {s: round(statistics.median(m["seconds"][s] for m in meters), 4) for s in stages},
+        "calls": meters[0]["calls"], "stats": runs[-1].get("stats", {}),
+    }
+    if instructions:
+        valgrind = shutil.which("valgrind")
+        assert valgrind is not None  # main() checked
+        out = bench.logs / f"stages-{name}-callgrind.json"
+        profile = bench.logs / f"stages-{name}.callgrind"
+        bench.run(f"stages-{name}-callgrind", 0, *bench.before(name),
+                  prefix=[valgrind, "--tool=callgrind", f"--callgrind-out-file={profile}", *driver, str(out)],
+                  extra_env={"PYTHONMALLOC": "malloc",
+                             "TRINOGEN_BENCH_MARKERS": str(build_markers(Path(bench.args.results)))})
+        block["instructions"] = stage_instructions(profile)
+    return block
 
 
 def _brief(stats: dict[str, Any]) -> str:
@@ -785,6 +906,14 @@ def main() -> int:
                     help="instead of timing: per phase, a warm-up run, then one run under valgrind's "
                     "callgrind, counting the instructions of the trinogen process (repeats to "
                     "~0.1%%; git's children are not counted)")
+    ap.add_argument("--stages", action="store_true",
+                    help="instead of timing whole runs: each run in-process under bench/stages.py, "
+                    "wall time per stage (read, classify, resolve, render, self-check, plan, write, "
+                    "push, ...); with --instructions also one run under callgrind, instructions "
+                    "per stage")
+    ap.add_argument("--features", action="store_true",
+                    help="documents with the kitchen sink's options spread over them "
+                    "(gen_docs.py --features) and the settings they need")
     ap.add_argument("--tag", default="", help="label stored with the results (e.g. 'before', 'after')")
     ap.add_argument("--hostile", action="store_true",
                     help="instead: peak RSS with one hostile document among N=1,000, over FerretDB "
@@ -806,6 +935,8 @@ def main() -> int:
         print(render_markdown(data))
         return 0
 
+    if args.features and args.vault:
+        ap.error("--features with --vault: the Vault paths of the options are not seeded")
     if args.instructions and shutil.which("valgrind") is None:
         _progress("bench: --instructions needs valgrind (Debian: apt-get install valgrind)")
         return 1
@@ -815,6 +946,8 @@ def main() -> int:
     except BenchError as e:
         _progress(f"bench: {e}")
         return 1
+    if args.stages and not args.code and not args.rev:
+        args.code = str(ROOT)  # the driver imports trinogen: this tree's, unless told otherwise
     if args.code:
         args.code = str(Path(args.code).resolve())
     if args.hostile:
@@ -830,7 +963,7 @@ def main() -> int:
     data: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tag": args.tag,
                             "machine": machine(), "code": code_label(args.code, args.rev), "sizes": sizes, "phases": phases, "seed": args.seed,
                             "repeat": args.repeat, "repeat_large": args.repeat_large,
-                            "vault": args.vault, "rows": [], "ansible": []}
+                            "vault": args.vault, "features": args.features, "rows": [], "ansible": []}
     vault = None
     try:
         if args.vault and sizes:
@@ -844,7 +977,12 @@ def main() -> int:
                 _progress("  (no full phase requested: one full sync first, not reported)")
                 bench.fresh_remote()
                 bench.run("setup", 0, "sync")
-            if args.instructions:
+            if args.stages:
+                for phase in phases:
+                    block = _stage_runs(bench, phase, repeat, args.instructions)
+                    data.setdefault("stages", []).append(block)
+                    print(stages_table(block) + "\n", flush=True)
+            elif args.instructions:
                 data.setdefault("instructions", []).extend(
                     {"n": n, **bench.instructions(phase)} for phase in phases)
             elif args.profile:
@@ -870,6 +1008,9 @@ def main() -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     text = json.dumps(data, indent=1)
     (results / f"results-{stamp}.json").write_text(text)
+    if data.get("stages"):
+        _progress(f"stages: results/results-{stamp}.json")
+        return 0
     if data.get("instructions"):
         print(f"Instructions of the trinogen process ({data['code']}; git's children not counted):")
         for p in data["instructions"]:

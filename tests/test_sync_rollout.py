@@ -361,3 +361,25 @@ def test_the_watch_syncer_asks_to_look_again_while_a_rollout_rolls(tmp_path: Pat
     f.bump_chart()
     rolling = pipeline_syncer(f.settings, f.mongo.source, f.repo, None)((), lambda: None)
     assert rolling.pushed and rolling.recheck_seconds == 30 and f.on_version() == CANARY
+
+
+def test_a_held_cluster_is_not_rendered_again_while_its_wave_waits(tmp_path: Path) -> None:
+    """While a wave waits, the held clusters come from the render cache, not the renderer, and
+    the run decides exactly what an uncached run (a fresh clone) decides; the wave that then
+    goes is rendered and released in full."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    waiting = f.sync()
+    assert waiting.stats["clustersRendered"] == 0 and waiting.stats["cacheHits"] == len(ALL)
+    fresh = Fleet(tmp_path, {**WAVES, "soak": 0}, workdir="fresh")  # no render cache
+    fresh.settings, fresh.argo, fresh.now = f.settings, f.argo, f.now
+    uncached = fresh.sync(dry_run=True)
+    assert uncached.stats["clustersRendered"] == len(ALL)
+    assert waiting.rollout == uncached.rollout and waiting.plan == uncached.plan
+    assert not waiting.pushed and f.on_version() == CANARY
+    f.healthy()
+    advanced = f.sync()
+    assert advanced.stats["clustersRendered"] >= len(EARLY) and f.on_version() == CANARY | EARLY
+    values = yaml.safe_load(f.tree()["trino-applications/c10.yaml"])
+    assert values["spec"]["sources"][0]["targetRevision"] == "1.43.0"

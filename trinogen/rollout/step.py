@@ -32,7 +32,7 @@ from trinogen.plan import DesiredFile, Layout
 from trinogen.ports import ArgoViewFactory, Repository
 from trinogen.rollout.gate import ADVANCE, HALT, Verdict, by_cluster, judge
 from trinogen.rollout.state import Halt, Rollout, RolloutState, load
-from trinogen.rollout.waves import Facts, assign, names
+from trinogen.rollout.waves import Facts, assign, names, wave_of
 from trinogen.settings import Settings
 from trinogen.settings.rollout import RolloutSettings
 
@@ -123,12 +123,59 @@ def check_control(settings: Settings, resume: bool, abort: bool) -> None:
         raise ConfigError("--resume-rollout and --abort-rollout exclude each other: give one")
 
 
-def run_step(i: Inputs) -> Step:
-    """Decide, and change `i.desired` accordingly (held files, put-back files, the record)."""
+@dataclass(frozen=True)
+class Prepared:
+    """What the step reads before the documents are rendered: the record, and the gate's verdict
+    for the rollout under way (Argo CD is read once a run). Known this early, the clusters a
+    waiting wave holds need not be rendered (`pending`)."""
+
+    old: bytes | None
+    state: RolloutState
+    held_files: Mapping[str, Mapping[str, str]]
+    verdict: Verdict | None
+    rules: RolloutSettings
+    holding: bool  # nothing beyond the current wave can be released in this run
+
+    def pending(self, cid: str, raw: RawDocument) -> bool:
+        """Whether this run keeps the cluster's files in git whatever it renders to: a wave that
+        cannot go holds it, and its document is the one its files came from (a fleet change)."""
+        r = self.state.rollout
+        if not self.holding or r is None or cid not in self.held_files:
+            return False
+        if not r.aborted and wave_of(self.rules.waves, cid, Facts.of(raw.body)) <= r.wave:
+            return False
+        return self.state.documents.get(cid) in (None, _digest(raw))
+
+
+def prepare(i: Inputs) -> Prepared:
+    """Read the record and judge the gate, before rendering."""
     rules = i.rules
     old = i.repo.read(rules.state_file)
     state = load(old, rules.state_file)
     held_files = clusters_in(i.tree, i.layout)
+    verdict = _early_verdict(i, state.rollout, held_files)
+    r, control = state.rollout, i.control
+    # A flag, a wave that may go, or no rollout: every changed cluster is rendered.
+    holding = r is not None and not (control.resume or control.abort) and (
+        r.aborted or r.halted is not None or (verdict is not None and verdict.action != ADVANCE))
+    return Prepared(old, state, held_files, verdict, rules, holding)
+
+
+def _early_verdict(i: Inputs, r: Rollout | None, held_files: Mapping[str, object]
+                   ) -> Verdict | None:
+    """The gate's verdict on the clusters released so far (with files in git), when the rollout
+    under way is judged in this run: not aborted, and not halted unless resumed now."""
+    control = i.control
+    if r is None or r.aborted or control.abort or (r.halted is not None and not control.resume):
+        return None
+    judged = dataclasses.replace(r, healthy_since=None) if control.resume else r
+    return _verdict(i, [c for c in r.released if c in held_files], judged)
+
+
+def run_step(i: Inputs, ready: Prepared | None = None) -> Step:
+    """Decide, and change `i.desired` accordingly (held files, put-back files, the record)."""
+    p = ready or prepare(i)
+    rules, state, held_files = p.rules, p.state, p.held_files
     digests = _digests(i.desired, i.raws)
     changed = _changed(i.desired, held_files)
     fleet = {c for c in changed if state.documents.get(c) in (None, digests.get(c))}
@@ -137,12 +184,14 @@ def run_step(i: Inputs) -> Step:
     step.fleet = {c: wave[c] for c in fleet}
     restored = _control(step, i, state, digests)
     fleet -= restored
-    _gate_or_start(step, i, {c: wave[c] for c in fleet}, held_files)
+    _gate_or_start(step, i, {c: wave[c] for c in fleet}, p.verdict)
     _hold_and_release(step, i, {c: wave[c] for c in changed if c not in restored}, fleet,
                       held_files)
+    if not i.desired.pending <= set(step.held):  # their files have no content: never released
+        raise AssertionError(f"released unrendered clusters {sorted(i.desired.pending)}")
     documents = _documents(state, i, digests, set(step.held), held_files)
     new = RolloutState(documents, step.rollout).to_bytes()
-    if new != old:
+    if new != p.old:
         i.desired.extra[rules.state_file] = DesiredFile.of(new)
     return step
 
@@ -204,22 +253,20 @@ def _restorable(i: Inputs, cid: str, files: Mapping[str, str], state: RolloutSta
 
 
 def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int],
-                   held_files: Mapping[str, object]) -> None:
+                   verdict: Verdict | None) -> None:
     """Judge whether the next wave may go; start a rollout for a fleet change none carries."""
     r = step.rollout
     if r is not None and r.aborted and not fleet:
         step.rollout = None  # nothing the abort holds any more: the change was undone
         step.notes.append("the aborted change is undone everywhere: rollout closed")
-    elif r is not None and r.halted is None and not r.aborted:
-        _gate(step, i, r, fleet, held_files)
+    elif r is not None and r.halted is None and not r.aborted and verdict is not None:
+        _gate(step, i, r, fleet, verdict)
     if step.rollout is None and fleet:  # a new fleet change: the first wave it touches goes
         step.rollout = Rollout(started=i.now, wave=min(fleet.values()))
 
 
-def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int],
-          held_files: Mapping[str, object]) -> None:
-    watched = [c for c in r.released if c in i.desired.files or c in held_files]
-    verdict = _verdict(i, watched, r)
+def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict) -> None:
+    """Apply the gate's verdict (`prepare`: the released clusters with files in git watched)."""
     step.verdict = verdict
     later = [w for w in fleet.values() if w > r.wave]
     if verdict.action == HALT:
@@ -287,10 +334,14 @@ def _digests(desired: Desired, raws: Iterable[RawDocument]) -> dict[str, str]:
     out = {}
     for cid, doc in desired.docs.items():
         raw = by_doc.get(doc)
-        key = document_key(raw.body, _DIGEST_SALT, raw.digest) if raw is not None else None
+        key = _digest(raw) if raw is not None else None
         if key is not None:
             out[cid] = key
     return out
+
+
+def _digest(raw: RawDocument) -> str | None:
+    return document_key(raw.body, _DIGEST_SALT, raw.digest)
 
 
 def clusters_in(tree: Mapping[str, str], layout: Layout) -> dict[str, dict[str, str]]:

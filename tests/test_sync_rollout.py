@@ -383,3 +383,18 @@ def test_a_held_cluster_is_not_rendered_again_while_its_wave_waits(tmp_path: Pat
     assert advanced.stats["clustersRendered"] >= len(EARLY) and f.on_version() == CANARY | EARLY
     values = yaml.safe_load(f.tree()["trino-applications/c10.yaml"])
     assert values["spec"]["sources"][0]["targetRevision"] == "1.43.0"
+
+
+def test_a_sync_with_no_waves_imports_nothing_of_the_rollout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `rollout` section: a sync (a fleet change allowed included) never loads trinogen.rollout."""
+    import sys
+
+    for name in [m for m in sys.modules if m == "trinogen.rollout" or m.startswith(
+            "trinogen.rollout.")]:
+        monkeypatch.delitem(sys.modules, name)
+    f = Fleet(tmp_path)
+    f.sync()
+    f.bump_chart()
+    assert f.sync(allow_fleet_change=True).pushed and f.on_version() == ALL
+    assert not [m for m in sys.modules if m.startswith("trinogen.rollout")]

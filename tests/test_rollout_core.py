@@ -127,7 +127,9 @@ def test_the_record_reads_back_what_was_written() -> None:
     """Every field of a rollout survives a write and a read."""
     state = RolloutState({"a": "d1"}, Rollout(
         T0, 1, {"a": 0, "b": 1}, {"a": {"trino-clusters/a/values.yaml": "b" * 40}},
-        T0 + timedelta(seconds=5), Halt(1, "b", "b is Degraded", T0), aborted=False))
+        T0 + timedelta(seconds=5), Halt(1, "b", "b is Degraded", T0), aborted=False,
+        waves=(WaveRule("canary", clusters=("a", "*-c")), WaveRule("half", share=0.5),
+               WaveRule("rest"))))
     assert load(state.to_bytes(), "r.json") == state
     assert load(None, "r.json") == RolloutState()
 
@@ -137,6 +139,11 @@ def test_the_record_reads_back_what_was_written() -> None:
     b'{"version": 1, "documents": {"a": 1}, "rollout": null}',
     b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00"}}',
     b'{"version": 1, "documents": {}}',
+    *(b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00+00:00", '
+      b'"wave": 0, "released": {}, "before": {}, "healthySince": null, "halted": null, '
+      b'"aborted": false, "waves": ' + waves + b'}}'
+      for waves in (b'{"name": "a"}', b'[{"name": "A B"}]', b'[{"name": "a", "share": 7}]',
+                    b'[{"name": "a", "evil": 1}]', b"[" + b",".join(b'{"name": "w%d"}' % i for i in range(30)) + b"]")),
 ])
 def test_a_malformed_record_is_an_error_naming_the_file(content: bytes) -> None:
     """A record someone broke is refused with what to do, never a traceback."""

@@ -398,3 +398,22 @@ def test_a_sync_with_no_waves_imports_nothing_of_the_rollout(
     f.bump_chart()
     assert f.sync(allow_fleet_change=True).pushed and f.on_version() == ALL
     assert not [m for m in sys.modules if m.startswith("trinogen.rollout")]
+
+
+def test_waves_changed_mid_rollout_do_not_release_a_wave_ungated(tmp_path: Path) -> None:
+    """A rollout goes on with the waves it started with: dropping the canary wave from the
+    settings while it soaks releases nothing early (the record kept only a wave's index, which
+    the new list gave to another wave); an abort and resume start again with the new waves."""
+    f = started(tmp_path, soak="10m")
+    f.bump_chart()
+    f.sync()
+    f.settings = dataclasses.replace(f.settings, rollout=parse_rollout(
+        "test", {"waves": [{"name": "early", "clusters": ["c1*"]}], "soak": "10m"}))
+    f.healthy()
+    report = f.sync()
+    assert f.on_version() == CANARY
+    assert report.rollout["wave"] == "canary" and "soaking" in report.rollout["waiting"]
+    assert any("rollout.waves changed" in n for n in report.rollout["notes"])
+    f.sync(abort_rollout=True)
+    f.sync(resume_rollout=True)
+    assert f.on_version() == EARLY

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.rollout import WaveRule, parse_rollout
 
 VERSION = 1
 
@@ -48,6 +49,10 @@ class Rollout:
     healthy_since: datetime | None = None  # every released cluster Synced+Healthy since then
     halted: Halt | None = None
     aborted: bool = False  # put back; nothing is released until resumed
+    # The waves it goes through, as the settings said when it started: `wave` and `released`
+    # are indices into them, so a change of `rollout.waves` waits for the next rollout (empty:
+    # a record from before they were kept; the settings' waves then).
+    waves: tuple[WaveRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,14 @@ def _rollout_json(r: Rollout | None) -> dict[str, Any] | None:
             "wave": r.halted.wave, "cluster": r.halted.cluster, "reason": r.halted.reason,
             "at": r.halted.at.isoformat()},
         "aborted": r.aborted,
+        "waves": [_rule_json(w) for w in r.waves],
     }
+
+
+def _rule_json(w: WaveRule) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": w.name, "clusters": list(w.clusters), "owners": list(w.owners),
+                           "profiles": list(w.profiles), "share": w.share}
+    return {k: v for k, v in out.items() if v not in ([], None)}
 
 
 def _rollout(data: Any) -> Rollout | None:
@@ -110,7 +122,18 @@ def _rollout(data: Any) -> Rollout | None:
         halted=None if halted is None else Halt(_int(halted["wave"]), str(halted["cluster"]),
                                                 str(halted["reason"]), _time(halted["at"])),
         aborted=data["aborted"] is True,
+        waves=_waves(data.get("waves", [])),
     )
+
+
+def _waves(data: Any) -> tuple[WaveRule, ...]:
+    """The recorded waves, judged as the settings' are (names, globs, shares, at most 20)."""
+    if data == []:
+        return ()
+    try:
+        return parse_rollout("the record", {"waves": data}).waves
+    except ConfigError as e:
+        raise ValueError(str(e)) from e
 
 
 def _map(value: Any) -> dict[Any, Any]:

@@ -34,7 +34,7 @@ from trinogen.rollout.gate import ADVANCE, HALT, Verdict, by_cluster, judge
 from trinogen.rollout.state import Halt, Rollout, RolloutState, load
 from trinogen.rollout.waves import Facts, assign, names, wave_of
 from trinogen.settings import Settings
-from trinogen.settings.rollout import RolloutSettings
+from trinogen.settings.rollout import RolloutSettings, WaveRule
 
 _DIGEST_SALT = "trinogen-rollout"
 _BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -135,6 +135,7 @@ class Prepared:
     verdict: Verdict | None
     rules: RolloutSettings
     holding: bool  # nothing beyond the current wave can be released in this run
+    waves: tuple[WaveRule, ...]  # the rollout's own (recorded at its start), else the settings'
 
     def pending(self, cid: str, raw: RawDocument) -> bool:
         """Whether this run keeps the cluster's files in git whatever it renders to: a wave that
@@ -142,7 +143,7 @@ class Prepared:
         r = self.state.rollout
         if not self.holding or r is None or cid not in self.held_files:
             return False
-        if not r.aborted and wave_of(self.rules.waves, cid, Facts.of(raw.body)) <= r.wave:
+        if not r.aborted and wave_of(self.waves, cid, Facts.of(raw.body)) <= r.wave:
             return False
         return self.state.documents.get(cid) in (None, _digest(raw))
 
@@ -152,13 +153,21 @@ def prepare(i: Inputs) -> Prepared:
     rules = i.rules
     old = i.repo.read(rules.state_file)
     state = load(old, rules.state_file)
+    r = state.rollout
+    if r is not None and not r.waves:  # a record from before they were kept: the settings'
+        state = state.with_rollout(r := dataclasses.replace(r, waves=rules.waves))
     held_files = clusters_in(i.tree, i.layout)
-    verdict = _early_verdict(i, state.rollout, held_files)
-    r, control = state.rollout, i.control
-    # A flag, a wave that may go, or no rollout: every changed cluster is rendered.
-    holding = r is not None and not (control.resume or control.abort) and (
+    verdict = _early_verdict(i, r, held_files)
+    restart = r is None or (r.aborted and i.control.resume)  # a new rollout: the settings' waves
+    return Prepared(old, state, held_files, verdict, rules, _holding(r, i.control, verdict),
+                    rules.waves if restart or r is None else r.waves)
+
+
+def _holding(r: Rollout | None, control: Control, verdict: Verdict | None) -> bool:
+    """Nothing beyond the current wave can go in this run (else every changed cluster is
+    rendered: a flag, a wave that may go, or no rollout)."""
+    return r is not None and not (control.resume or control.abort) and (
         r.aborted or r.halted is not None or (verdict is not None and verdict.action != ADVANCE))
-    return Prepared(old, state, held_files, verdict, rules, holding)
 
 
 def _early_verdict(i: Inputs, r: Rollout | None, held_files: Mapping[str, object]
@@ -179,21 +188,29 @@ def run_step(i: Inputs, ready: Prepared | None = None) -> Step:
     digests = _digests(i.desired, i.raws)
     changed = _changed(i.desired, held_files)
     fleet = {c for c in changed if state.documents.get(c) in (None, digests.get(c))}
-    wave = assign(rules.waves, _facts(i, changed))
-    step = Step(names(rules.waves), state.rollout)
+    wave = assign(p.waves, _facts(i, changed))
+    step = Step(names(p.waves), state.rollout)
     step.fleet = {c: wave[c] for c in fleet}
     restored = _control(step, i, state, digests)
     fleet -= restored
-    _gate_or_start(step, i, {c: wave[c] for c in fleet}, p.verdict)
+    _gate_or_start(step, i, {c: wave[c] for c in fleet}, p)
     _hold_and_release(step, i, {c: wave[c] for c in changed if c not in restored}, fleet,
                       held_files)
-    if not i.desired.pending <= set(step.held):  # their files have no content: never released
-        raise AssertionError(f"released unrendered clusters {sorted(i.desired.pending)}")
+    _check(step, i, p)
     documents = _documents(state, i, digests, set(step.held), held_files)
     new = RolloutState(documents, step.rollout).to_bytes()
     if new != p.old:
         i.desired.extra[rules.state_file] = DesiredFile.of(new)
     return step
+
+
+def _check(step: Step, i: Inputs, p: Prepared) -> None:
+    if p.waves != p.rules.waves:
+        step.notes.append("rollout.waves changed since this rollout started: it goes on with "
+                          "the waves it started with (--abort-rollout, then --resume-rollout, "
+                          "starts it again with the new ones)")
+    if not i.desired.pending <= set(step.held):  # their files have no content: never released
+        raise AssertionError(f"released unrendered clusters {sorted(i.desired.pending)}")
 
 
 def _changed(desired: Desired, held_files: Mapping[str, Mapping[str, str]]) -> list[str]:
@@ -252,17 +269,16 @@ def _restorable(i: Inputs, cid: str, files: Mapping[str, str], state: RolloutSta
                     for p, b in files.items()))
 
 
-def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int],
-                   verdict: Verdict | None) -> None:
+def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int], p: Prepared) -> None:
     """Judge whether the next wave may go; start a rollout for a fleet change none carries."""
     r = step.rollout
     if r is not None and r.aborted and not fleet:
         step.rollout = None  # nothing the abort holds any more: the change was undone
         step.notes.append("the aborted change is undone everywhere: rollout closed")
-    elif r is not None and r.halted is None and not r.aborted and verdict is not None:
-        _gate(step, i, r, fleet, verdict)
+    elif r is not None and r.halted is None and not r.aborted and p.verdict is not None:
+        _gate(step, i, r, fleet, p.verdict)
     if step.rollout is None and fleet:  # a new fleet change: the first wave it touches goes
-        step.rollout = Rollout(started=i.now, wave=min(fleet.values()))
+        step.rollout = Rollout(started=i.now, wave=min(fleet.values()), waves=p.waves)
 
 
 def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict) -> None:

@@ -23,8 +23,9 @@ def read_status(settings: Settings, repo: Repository) -> dict[str, Any] | None:
     with repo.locked():
         repo.refresh()
         content = repo.read(settings.rollout.state_file)
-    return summary(load(content, settings.rollout.state_file),
-                   names(settings.rollout.waves))
+    state = load(content, settings.rollout.state_file)
+    waves = state.rollout.waves if state.rollout and state.rollout.waves else None
+    return summary(state, names(waves or settings.rollout.waves))
 
 
 def summary(state: RolloutState, waves: list[str]) -> dict[str, Any]:

@@ -417,3 +417,35 @@ def test_waves_changed_mid_rollout_do_not_release_a_wave_ungated(tmp_path: Path)
     f.sync(abort_rollout=True)
     f.sync(resume_rollout=True)
     assert f.on_version() == EARLY
+
+
+def test_a_second_change_does_not_reach_untouched_clusters_of_released_waves_at_once(
+        tmp_path: Path) -> None:
+    """A cluster of a released wave that the rolling change did not touch (here: added after its
+    wave went) gets a second fleet change only in a rollout of its own, once the first completes;
+    the clusters that run the first change get the second at once, as a fix of it. (Else a second
+    change while the last wave soaks would reach every such cluster in one commit, ungated.)"""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.healthy()
+    f.sync()
+    assert f.on_version() == CANARY | EARLY  # the early wave is released
+    late = {**fleet()[10], "_id": ObjectId("653a1a7b8e1f4a1e9c5dffff"), "clusterId": "c1x"}
+    f.mongo.coll.insert_one(late)
+    f.sync()  # a new cluster: rendered with today's settings, never held
+
+    def version(cid: str) -> str:
+        app = yaml.safe_load(f.tree()[f"trino-applications/{cid}.yaml"])
+        return str(app["spec"]["sources"][0]["targetRevision"])
+
+    assert version("c1x") == "1.43.0"
+    f.bump_chart("1.43.1")
+    report = f.sync()
+    assert f.on_version("1.43.1") == CANARY | EARLY and version("c1x") == "1.43.0"
+    assert "c1x" in report.rollout["held"]
+    for _ in range(4):  # the rest wave, the end of the first rollout, then a rollout of c1x
+        f.healthy(ALL | {"c1x"})
+        f.sync()
+    assert version("c1x") == "1.43.1" and f.on_version("1.43.1") == ALL
+

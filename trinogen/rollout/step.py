@@ -79,6 +79,7 @@ class Step:
     restored: list[str] = field(default_factory=list)  # put back by --abort-rollout
     verdict: Verdict | None = None
     notes: list[str] = field(default_factory=list)
+    started: bool = False  # this run started the rollout
 
     def to_json(self) -> dict[str, Any]:
         r = self.rollout
@@ -195,7 +196,7 @@ def run_step(i: Inputs, ready: Prepared | None = None) -> Step:
     fleet -= restored
     _gate_or_start(step, i, {c: wave[c] for c in fleet}, p)
     _hold_and_release(step, i, {c: wave[c] for c in changed if c not in restored}, fleet,
-                      held_files)
+                      held_files, state.rollout)
     _check(step, i, p)
     documents = _documents(state, i, digests, set(step.held), held_files)
     new = RolloutState(documents, step.rollout).to_bytes()
@@ -279,6 +280,7 @@ def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int], p: Prepared)
         _gate(step, i, r, fleet, p.verdict)
     if step.rollout is None and fleet:  # a new fleet change: the first wave it touches goes
         step.rollout = Rollout(started=i.now, wave=min(fleet.values()), waves=p.waves)
+        step.started = True
 
 
 def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict) -> None:
@@ -313,14 +315,14 @@ def _verdict(i: Inputs, watched: list[str], r: Rollout) -> Verdict:
 
 
 def _hold_and_release(step: Step, i: Inputs, wave: Mapping[str, int], fleet: set[str],
-                      held_files: Mapping[str, Mapping[str, str]]) -> None:
+                      held_files: Mapping[str, Mapping[str, str]], prior: Rollout | None) -> None:
     r = step.rollout
     if r is None:
         return
     released, before = dict(r.released), dict(r.before)
     for cid, w in sorted(wave.items()):
         waits = r.aborted or w > r.wave
-        if cid in fleet and waits:
+        if cid in fleet and (waits or _untouched(step, cid, w, prior)):
             i.desired.files[cid] = {p: DesiredFile(b, None) for p, b in held_files[cid].items()}
             step.held.append(cid)
             continue
@@ -331,6 +333,16 @@ def _hold_and_release(step: Step, i: Inputs, wave: Mapping[str, int], fleet: set
         released.setdefault(cid, w)
         step.released.append(cid)
     step.rollout = dataclasses.replace(r, released=released, before=before)
+
+
+def _untouched(step: Step, cid: str, w: int, prior: Rollout | None) -> bool:
+    """A cluster of a wave the rollout had released before this run, which the rolling change
+    did not touch: its change now is another fleet change, so it waits for a rollout of its own
+    once this one completes. (The clusters that run the rolling change take a second change at
+    once, as a fix of it.) Without this, a second change while the last wave soaks would reach
+    every such cluster in one commit, with no gate."""
+    return (prior is not None and not prior.aborted and not step.started
+            and w <= prior.wave and cid not in prior.released)
 
 
 def _documents(state: RolloutState, i: Inputs, digests: Mapping[str, str], held: set[str],

@@ -449,3 +449,17 @@ def test_a_second_change_does_not_reach_untouched_clusters_of_released_waves_at_
         f.sync()
     assert version("c1x") == "1.43.1" and f.on_version("1.43.1") == ALL
 
+
+
+def test_an_abort_keeps_a_released_clusters_later_own_edit(tmp_path: Path) -> None:
+    """A cluster whose document was edited after its wave went is not put back by an abort: its
+    recorded files predate the owner's edit, which the abort would undo."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.mongo.set("c00", "clusterConfig.worker.replicas", 4)
+    f.sync()
+    report = f.sync(abort_rollout=True)
+    assert report.rollout["restored"] == ["c01"]
+    values = yaml.safe_load(f.tree()["trino-clusters/c00/values.yaml"])
+    assert values["server"]["workers"] == 4

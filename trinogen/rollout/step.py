@@ -328,8 +328,10 @@ def _hold_and_release(step: Step, i: Inputs, wave: Mapping[str, int], fleet: set
             continue
         if cid in fleet:
             before.setdefault(cid, dict(held_files[cid]))
-        elif waits:  # the document's own edit: it goes now, fleet change and all
-            step.early.append(cid)
+        else:  # its owner's edit: putting back the files from before it would undo it
+            before.pop(cid, None)
+            # the document's own edit: it goes now, fleet change and all
+            step.early.extend([cid] if waits else [])
         released.setdefault(cid, w)
         step.released.append(cid)
     step.rollout = dataclasses.replace(r, released=released, before=before)

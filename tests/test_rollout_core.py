@@ -134,6 +134,24 @@ def test_the_record_reads_back_what_was_written() -> None:
     assert load(None, "r.json") == RolloutState()
 
 
+def test_a_hand_edited_record_prints_no_control_characters() -> None:
+    """A halt's reason edited to hold terminal escapes reads back without them."""
+    state = RolloutState({}, Rollout(T0, 0, halted=Halt(0, "a\x1b[2J", "x\x1b]0;owned\x07\n", T0)))
+    halted = load(state.to_bytes(), "r.json").rollout.halted  # type: ignore[union-attr]
+    assert halted is not None and halted.reason == "x ]0;owned  " and halted.cluster == "a [2J"
+
+
+@pytest.mark.parametrize("content", [
+    b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00+00:00", '
+    b'"wave": 0, "released": {' + key + b': 0}, "before": {}, "healthySince": null, '
+    b'"halted": null, "aborted": false}}'
+    for key in (b'"a\\u001b[2J"', b'""', b'"' + b"a" * 300 + b'"')])
+def test_a_record_naming_a_cluster_with_control_characters_is_malformed(content: bytes) -> None:
+    """The clusters a record names are printed by `status`: one that is no clusterId is refused."""
+    with pytest.raises(ConfigError, match="r.json: the rollout record .* is not a clusterId"):
+        load(content, "r.json")
+
+
 @pytest.mark.parametrize("content", [
     b"not json", b"[]", b'{"version": 2, "documents": {}, "rollout": null}',
     b'{"version": 1, "documents": {"a": 1}, "rollout": null}',

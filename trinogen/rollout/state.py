@@ -116,11 +116,11 @@ def _rollout(data: Any) -> Rollout | None:
         raise TypeError("before is not an object")
     return Rollout(
         started=_time(data["started"]), wave=_int(data["wave"]),
-        released={str(k): _int(v) for k, v in _map(data["released"]).items()},
-        before={str(c): _str_map(f) for c, f in before.items()},
+        released={_cid(k): _int(v) for k, v in _map(data["released"]).items()},
+        before={_cid(c): _str_map(f) for c, f in before.items()},
         healthy_since=None if data["healthySince"] is None else _time(data["healthySince"]),
-        halted=None if halted is None else Halt(_int(halted["wave"]), str(halted["cluster"]),
-                                                str(halted["reason"]), _time(halted["at"])),
+        halted=None if halted is None else Halt(_int(halted["wave"]), _text(halted["cluster"]),
+                                                _text(halted["reason"]), _time(halted["at"])),
         aborted=data["aborted"] is True,
         waves=_waves(data.get("waves", [])),
     )
@@ -147,6 +147,18 @@ def _str_map(value: Any) -> dict[str, str]:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
         raise TypeError("expected an object of strings")
     return found
+
+
+def _cid(value: Any) -> str:
+    """A clusterId as the record names it: printed by `status`, so no control characters."""
+    if not isinstance(value, str) or not value.isprintable() or not 0 < len(value) <= 253:
+        raise TypeError(f"{value!r} is not a clusterId")
+    return value
+
+
+def _text(value: Any) -> str:
+    """Free text someone may have edited (a halt's reason): printable, and not a book."""
+    return "".join(c if c.isprintable() else " " for c in str(value)[:2000])
 
 
 def _int(value: Any) -> int:

@@ -135,6 +135,7 @@ def build_desired(
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
+    desired.pending = served.pending() if pending is not None else set()  # waves only
     render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
     desired.stopped.update(c.cluster_id for c in clusters
                            if c.stopped and c.cluster_id in desired.files)  # rendered fine
@@ -179,7 +180,6 @@ def _add_served(desired: Desired, served: Served, settings: Settings) -> None:
         desired.files[entry.cluster_id] = {p: DesiredFile(b, None) for p, b in entry.files.items()}
         desired.warnings.extend(Problem(*w) for w in entry.warnings)
     desired.cache_hits = len(served.hits)
-    desired.pending = served.pending()
     desired.stopped.update(entry.cluster_id for raw, _, entry in served.hits.values()
                            if declares_stopped(raw.body, settings))
 

@@ -2,7 +2,9 @@
 what this run rendered.
 
 A document is served from the cache only when its entry exists (same document bytes, same
-renderer fingerprint), the repository holds exactly the entry's blobs at its paths, no other
+renderer fingerprint), the repository holds exactly the entry's blobs at its paths (or a waiting
+rollout wave keeps git's files for the cluster, `pending`: the entry then says only what the
+cluster would render to), no other
 enabled document claims its clusterId, and Vault still reports the secret versions it was
 rendered with. Everything else takes the path (`trinogen.desired`). With no cache (or inline
 secrets, whose values the cache cannot see) nothing is served.

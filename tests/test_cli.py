@@ -214,3 +214,25 @@ def test_rollout_flags_and_status_on_the_command_line(tmp_path: Path, seeded: di
     assert json.loads(synced.output)["rollout"]["state"] == "idle"
     status = invoke(["status"], env)
     assert status.exit_code == 0 and "rollout: none under way" in status.output
+
+
+def test_status_still_shows_the_clusters_when_the_rollout_record_cannot_be_read(
+        tmp_path: Path, seeded: dict[str, str]) -> None:
+    """A broken rollout record (or an unreachable GitOps repository) does not cost `status` its
+    cluster rows: the rollout block says it could not be read and why, in text and JSON."""
+    from tests.conftest import seed_remote
+
+    config = tmp_path / "waves.yaml"
+    config.write_text((ROOT / "config" / "demo.yaml").read_text()
+                      + "\nrollout:\n  waves: [{name: canary, clusters: [adhoc-dev]}]\n")
+    env = {**seeded, "TRINOGEN_CONFIG": str(config)}
+    assert invoke(["sync"], env).exit_code == 0
+    seed_remote(Path(env["TRINOGEN_GIT_REMOTE"]), {".trinogen/rollout.json": "not json"},
+                tmp_path, "a broken hand edit")
+    text = invoke(["status"], env)
+    assert text.exit_code == 0, text.output
+    assert "status records" in text.output  # the clusters' part (the demo's database keeps none)
+    assert "rollout: could not be read: .trinogen/rollout.json: the rollout record" in text.output
+    out = json.loads(invoke(["status", "-o", "json"], env).output)
+    assert out["command"] == "status" and "clusters" in out and "argocd" in out
+    assert out["rollout"]["state"] == "unreadable" and "malformed" in out["rollout"]["error"]

@@ -127,9 +127,29 @@ def test_the_record_reads_back_what_was_written() -> None:
     """Every field of a rollout survives a write and a read."""
     state = RolloutState({"a": "d1"}, Rollout(
         T0, 1, {"a": 0, "b": 1}, {"a": {"trino-clusters/a/values.yaml": "b" * 40}},
-        T0 + timedelta(seconds=5), Halt(1, "b", "b is Degraded", T0), aborted=False))
+        T0 + timedelta(seconds=5), Halt(1, "b", "b is Degraded", T0), aborted=False,
+        waves=(WaveRule("canary", clusters=("a", "*-c")), WaveRule("half", share=0.5),
+               WaveRule("rest"))))
     assert load(state.to_bytes(), "r.json") == state
     assert load(None, "r.json") == RolloutState()
+
+
+def test_a_hand_edited_record_prints_no_control_characters() -> None:
+    """A halt's reason edited to hold terminal escapes reads back without them."""
+    state = RolloutState({}, Rollout(T0, 0, halted=Halt(0, "a\x1b[2J", "x\x1b]0;owned\x07\n", T0)))
+    halted = load(state.to_bytes(), "r.json").rollout.halted  # type: ignore[union-attr]
+    assert halted is not None and halted.reason == "x ]0;owned  " and halted.cluster == "a [2J"
+
+
+@pytest.mark.parametrize("content", [
+    b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00+00:00", '
+    b'"wave": 0, "released": {' + key + b': 0}, "before": {}, "healthySince": null, '
+    b'"halted": null, "aborted": false}}'
+    for key in (b'"a\\u001b[2J"', b'""', b'"' + b"a" * 300 + b'"')])
+def test_a_record_naming_a_cluster_with_control_characters_is_malformed(content: bytes) -> None:
+    """The clusters a record names are printed by `status`: one that is no clusterId is refused."""
+    with pytest.raises(ConfigError, match="r.json: the rollout record .* is not a clusterId"):
+        load(content, "r.json")
 
 
 @pytest.mark.parametrize("content", [
@@ -137,6 +157,11 @@ def test_the_record_reads_back_what_was_written() -> None:
     b'{"version": 1, "documents": {"a": 1}, "rollout": null}',
     b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00"}}',
     b'{"version": 1, "documents": {}}',
+    *(b'{"version": 1, "documents": {}, "rollout": {"started": "2026-12-04T12:00:00+00:00", '
+      b'"wave": 0, "released": {}, "before": {}, "healthySince": null, "halted": null, '
+      b'"aborted": false, "waves": ' + waves + b'}}'
+      for waves in (b'{"name": "a"}', b'[{"name": "A B"}]', b'[{"name": "a", "share": 7}]',
+                    b'[{"name": "a", "evil": 1}]', b"[" + b",".join(b'{"name": "w%d"}' % i for i in range(30)) + b"]")),
 ])
 def test_a_malformed_record_is_an_error_naming_the_file(content: bytes) -> None:
     """A record someone broke is refused with what to do, never a traceback."""

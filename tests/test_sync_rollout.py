@@ -361,3 +361,105 @@ def test_the_watch_syncer_asks_to_look_again_while_a_rollout_rolls(tmp_path: Pat
     f.bump_chart()
     rolling = pipeline_syncer(f.settings, f.mongo.source, f.repo, None)((), lambda: None)
     assert rolling.pushed and rolling.recheck_seconds == 30 and f.on_version() == CANARY
+
+
+def test_a_held_cluster_is_not_rendered_again_while_its_wave_waits(tmp_path: Path) -> None:
+    """While a wave waits, the held clusters come from the render cache, not the renderer, and
+    the run decides exactly what an uncached run (a fresh clone) decides; the wave that then
+    goes is rendered and released in full."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    waiting = f.sync()
+    assert waiting.stats["clustersRendered"] == 0 and waiting.stats["cacheHits"] == len(ALL)
+    fresh = Fleet(tmp_path, {**WAVES, "soak": 0}, workdir="fresh")  # no render cache
+    fresh.settings, fresh.argo, fresh.now = f.settings, f.argo, f.now
+    uncached = fresh.sync(dry_run=True)
+    assert uncached.stats["clustersRendered"] == len(ALL)
+    assert waiting.rollout == uncached.rollout and waiting.plan == uncached.plan
+    assert not waiting.pushed and f.on_version() == CANARY
+    f.healthy()
+    advanced = f.sync()
+    assert advanced.stats["clustersRendered"] >= len(EARLY) and f.on_version() == CANARY | EARLY
+    values = yaml.safe_load(f.tree()["trino-applications/c10.yaml"])
+    assert values["spec"]["sources"][0]["targetRevision"] == "1.43.0"
+
+
+def test_a_sync_with_no_waves_imports_nothing_of_the_rollout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `rollout` section: a sync (a fleet change allowed included) never loads trinogen.rollout."""
+    import sys
+
+    for name in [m for m in sys.modules if m == "trinogen.rollout" or m.startswith(
+            "trinogen.rollout.")]:
+        monkeypatch.delitem(sys.modules, name)
+    f = Fleet(tmp_path)
+    f.sync()
+    f.bump_chart()
+    assert f.sync(allow_fleet_change=True).pushed and f.on_version() == ALL
+    assert not [m for m in sys.modules if m.startswith("trinogen.rollout")]
+
+
+def test_waves_changed_mid_rollout_do_not_release_a_wave_ungated(tmp_path: Path) -> None:
+    """A rollout goes on with the waves it started with: dropping the canary wave from the
+    settings while it soaks releases nothing early (the record kept only a wave's index, which
+    the new list gave to another wave); an abort and resume start again with the new waves."""
+    f = started(tmp_path, soak="10m")
+    f.bump_chart()
+    f.sync()
+    f.settings = dataclasses.replace(f.settings, rollout=parse_rollout(
+        "test", {"waves": [{"name": "early", "clusters": ["c1*"]}], "soak": "10m"}))
+    f.healthy()
+    report = f.sync()
+    assert f.on_version() == CANARY
+    assert report.rollout["wave"] == "canary" and "soaking" in report.rollout["waiting"]
+    assert any("rollout.waves changed" in n for n in report.rollout["notes"])
+    f.sync(abort_rollout=True)
+    f.sync(resume_rollout=True)
+    assert f.on_version() == EARLY
+
+
+def test_a_second_change_does_not_reach_untouched_clusters_of_released_waves_at_once(
+        tmp_path: Path) -> None:
+    """A cluster of a released wave that the rolling change did not touch (here: added after its
+    wave went) gets a second fleet change only in a rollout of its own, once the first completes;
+    the clusters that run the first change get the second at once, as a fix of it. (Else a second
+    change while the last wave soaks would reach every such cluster in one commit, ungated.)"""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.healthy()
+    f.sync()
+    assert f.on_version() == CANARY | EARLY  # the early wave is released
+    late = {**fleet()[10], "_id": ObjectId("653a1a7b8e1f4a1e9c5dffff"), "clusterId": "c1x"}
+    f.mongo.coll.insert_one(late)
+    f.sync()  # a new cluster: rendered with today's settings, never held
+
+    def version(cid: str) -> str:
+        app = yaml.safe_load(f.tree()[f"trino-applications/{cid}.yaml"])
+        return str(app["spec"]["sources"][0]["targetRevision"])
+
+    assert version("c1x") == "1.43.0"
+    f.bump_chart("1.43.1")
+    report = f.sync()
+    assert f.on_version("1.43.1") == CANARY | EARLY and version("c1x") == "1.43.0"
+    assert "c1x" in report.rollout["held"]
+    for _ in range(4):  # the rest wave, the end of the first rollout, then a rollout of c1x
+        f.healthy(ALL | {"c1x"})
+        f.sync()
+    assert version("c1x") == "1.43.1" and f.on_version("1.43.1") == ALL
+
+
+
+def test_an_abort_keeps_a_released_clusters_later_own_edit(tmp_path: Path) -> None:
+    """A cluster whose document was edited after its wave went is not put back by an abort: its
+    recorded files predate the owner's edit, which the abort would undo."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.mongo.set("c00", "clusterConfig.worker.replicas", 4)
+    f.sync()
+    report = f.sync(abort_rollout=True)
+    assert report.rollout["restored"] == ["c01"]
+    values = yaml.safe_load(f.tree()["trino-clusters/c00/values.yaml"])
+    assert values["server"]["workers"] == 4

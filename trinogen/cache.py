@@ -5,8 +5,9 @@ An entry is keyed by a hash of the document's BSON bytes and the renderer's fing
 that document rendered to and the Vault secret versions they were rendered with; or, for a
 document that failed validation on its own, its problems (issue 19: a failed document that has
 not changed is not validated again, and is reported with the same problems). A document is a
-hit only when its entry exists, the repository still holds exactly those blobs at those paths,
-and Vault still reports the same versions; anything else renders again. The cache lives inside
+hit only when its entry exists, the repository still holds exactly those blobs at those paths
+(or a waiting rollout wave holds the cluster's files in git: `trinogen.served`), and Vault still
+reports the same versions; anything else renders again. The cache lives inside
 the cached clone's git directory (never committed) and is rewritten after each run with just the
 documents seen in that run; a partial run (`sync --cluster`, each `watch` batch, a read that
 missed documents) keeps every other document's entry, so a full run after it still hits (issue

@@ -36,7 +36,7 @@ from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.render import LimitError, Renderer, RenderError
 from trinogen.secrets import SecretData, SecretUse
-from trinogen.served import Judge, Served
+from trinogen.served import Judge, Pending, Served
 from trinogen.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,9 @@ class Desired:
     warnings: list[Problem] = field(default_factory=list)
     stopped: set[str] = field(default_factory=set)  # clusters whose compute is stopped
     library_read: bool = False  # the catalog library was read: every catalog document judged
+    # Served from the cache for a rollout's held wave: blob ids of what they would render to,
+    # with no content (the rollout step keeps git's files for them).
+    pending: set[str] = field(default_factory=set)
 
     def render_hash(self, cluster_id: str) -> str:
         h = hashlib.sha256()
@@ -102,18 +105,20 @@ def build_desired(
     tree: Mapping[str, str] | None = None,
     library: Library = NO_LIBRARY,
     held: Mapping[str, str] | None = None,
+    pending: Pending | None = None,
 ) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
 
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
     are neither validated nor rendered again. `held` maps each contested clusterId to the
-    document _id the repository holds it for (None: the repository was not read).
+    document _id the repository holds it for (None: the repository was not read). `pending`
+    says which clusters a rollout holds this run (their cached entry answers: not rendered).
     """
     # Without a library read, no document references one: keys stay those of the bytes alone.
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
-                           else _shared_catalogs(settings, library))
+                           else _shared_catalogs(settings, library), pending=pending)
     classified = _classify(served.misses, settings, library, served.judge(
         lambda raw: model.classify(raw, settings, library)), held)
     # Each invalid catalog document once, then its users (each naming it).
@@ -130,6 +135,7 @@ def build_desired(
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
+    desired.pending = served.pending() if pending is not None else set()  # waves only
     render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
     desired.stopped.update(c.cluster_id for c in clusters
                            if c.stopped and c.cluster_id in desired.files)  # rendered fine

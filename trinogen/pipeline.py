@@ -14,6 +14,7 @@ passed in through the Protocols of `trinogen.ports`. The steps live in their own
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -241,16 +242,25 @@ class _Rollouts:
     argo_view: ArgoViewFactory | None = None
     clock: Callable[[], datetime] | None = None
     step: Any = None  # trinogen.rollout.step.Step of the last read (imported only with waves)
+    inputs: Any = None  # its Inputs, and what it read before rendering (Prepared)
+    ready: Any = None
 
-    def __call__(self, settings: Settings, desired: Desired, raws: list[model.RawDocument],
-                 tree: Mapping[str, str], repo: Repository, options: SyncOptions) -> None:
-        from trinogen.rollout.step import Control, Inputs, run_step  # only with waves
+    def prepare(self, settings: Settings, raws: list[model.RawDocument], tree: Mapping[str, str],
+                repo: Repository, options: SyncOptions) -> Any:
+        """Read the record and judge the gate; returns which clusters need no render."""
+        from trinogen.rollout.step import Control, Inputs, prepare  # only with waves
 
         now = self.clock() if self.clock is not None else datetime.now(UTC)
-        self.step = run_step(Inputs(
-            settings, desired, raws, tree, repo, _layout(settings), now,
-            Control(options.resume_rollout, options.abort_rollout), self.argo_view,
-            full_run=not options.targeted))
+        self.inputs = Inputs(settings, Desired(), raws, tree, repo, _layout(settings), now,
+                             Control(options.resume_rollout, options.abort_rollout),
+                             self.argo_view, full_run=not options.targeted)
+        self.ready = prepare(self.inputs)
+        return self.ready.pending
+
+    def __call__(self, desired: Desired) -> None:
+        from trinogen.rollout.step import run_step
+
+        self.step = run_step(dataclasses.replace(self.inputs, desired=desired), self.ready)
 
 
 @dataclass
@@ -275,19 +285,21 @@ class _Reader:
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
         held = Holdings(tree, self.repo, layout)  # who keeps a contested name (model.claims)
+        pending = None if self.settings.rollout is None else self.rollouts.prepare(
+            self.settings, raws, tree, self.repo, self.options)
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
                                 library=read_library(self.source, raws, self.settings,
                                                      holdings=held),
-                                held=held.clusters(raws))
+                                held=held.clusters(raws), pending=pending)
         if any(t.quotas.any for t in self.settings.tenants.values()):
             from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
 
             enforce_quotas(self.settings, desired, tree, self.repo, layout,
                            Scope(scope, self.source.complete))
         if self.settings.rollout is not None:
-            self.rollouts(self.settings, desired, raws, tree, self.repo, self.options)
+            self.rollouts(desired)
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
                        ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))

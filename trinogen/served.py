@@ -2,7 +2,9 @@
 what this run rendered.
 
 A document is served from the cache only when its entry exists (same document bytes, same
-renderer fingerprint), the repository holds exactly the entry's blobs at its paths, no other
+renderer fingerprint), the repository holds exactly the entry's blobs at its paths (or a waiting
+rollout wave keeps git's files for the cluster, `pending`: the entry then says only what the
+cluster would render to), no other
 enabled document claims its clusterId, and Vault still reports the secret versions it was
 rendered with. Everything else takes the path (`trinogen.desired`). With no cache (or inline
 secrets, whose values the cache cannot see) nothing is served.
@@ -24,6 +26,9 @@ from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 # as a BSON-encodable value; None when nothing.
 Dependencies = Callable[[Mapping[str, Any]], Any]
 Judge = Callable[[RawDocument], Outcome]
+# Whether a rollout holds this cluster's files this run whatever it renders to (clusterId, the
+# document): its entry then answers though git does not hold its blobs (trinogen.rollout.step).
+Pending = Callable[[str, RawDocument], bool]
 
 
 @dataclass
@@ -40,16 +45,24 @@ class Served:
     def select(
         cls, raws: list[RawDocument], fingerprint: str, cache: RenderCacheStore | None,
         tree: Mapping[str, str] | None, *, inline: bool = False,
-        dependencies: Dependencies | None = None,
+        dependencies: Dependencies | None = None, pending: Pending | None = None,
     ) -> Served:
-        """Split the documents into cache hits and the rest."""
+        """Split the documents into cache hits and the rest. A `pending` cluster's entry is a
+        hit though git holds other files: a rollout's wave holds them, so this run keeps git's
+        files whatever it renders, and needs to know only what it would render (the blobs)."""
         if cache is None or inline:
             return cls(cache, tree, raws)
         # Each document's key, computed once (BSON-encoding every document is not free).
         keys = {r.doc_id: _key(r, fingerprint, dependencies) for r in raws}
-        hits = _hits(raws, keys, cache, tree) if tree is not None else {}
+        hits = _hits(raws, keys, cache, tree, pending) if tree is not None else {}
         misses = [r for r in raws if r.doc_id not in hits] if hits else raws
         return cls(cache, tree, misses, keys, hits)
+
+    def pending(self) -> set[str]:
+        """The clusters answered for a rollout's held wave (git holds other files)."""
+        tree = self.tree or {}
+        return {e.cluster_id for _, _, e in self.hits.values()
+                if any(tree.get(p) != b for p, b in e.files.items())}
 
     def secret_paths(self) -> set[str]:
         """The secret paths the hits were rendered with (their versions must still match)."""
@@ -140,9 +153,10 @@ def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) 
 
 def _hits(
     raws: list[RawDocument], keys: Mapping[str, str | None], cache: RenderCacheStore,
-    tree: Mapping[str, str],
+    tree: Mapping[str, str], pending: Pending | None = None,
 ) -> dict[str, tuple[RawDocument, str, CacheEntry]]:
-    """Documents whose cached output is exactly what the repository holds now.
+    """Documents whose cached output is exactly what the repository holds now (or which a
+    rollout holds: `pending`).
 
     Documents sharing a clusterId with another enabled document are never hits: they must be
     validated together to be reported as duplicates.
@@ -152,12 +166,14 @@ def _hits(
     for raw in raws:
         key = keys.get(raw.doc_id)
         entry = cache.get(key) if key else None
-        if (
-            key is not None
-            and entry is not None
-            and entry.doc_id == raw.doc_id
-            and len(claims.get(entry.cluster_id, ())) == 1
-            and all(tree.get(p) == b for p, b in entry.files.items())
-        ):
+        if key is not None and entry is not None and entry.doc_id == raw.doc_id and len(
+                claims.get(entry.cluster_id, ())) == 1 and _answers(entry, raw, tree, pending):
             hits[raw.doc_id] = (raw, key, entry)
     return hits
+
+
+def _answers(entry: CacheEntry, raw: RawDocument, tree: Mapping[str, str],
+             pending: Pending | None) -> bool:
+    """The repository holds exactly the entry's blobs, or a rollout holds the cluster's files."""
+    return (all(tree.get(p) == b for p, b in entry.files.items())
+            or (pending is not None and pending(entry.cluster_id, raw)))

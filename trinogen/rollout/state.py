@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.settings.rollout import WaveRule, parse_rollout
 
 VERSION = 1
 
@@ -48,6 +49,10 @@ class Rollout:
     healthy_since: datetime | None = None  # every released cluster Synced+Healthy since then
     halted: Halt | None = None
     aborted: bool = False  # put back; nothing is released until resumed
+    # The waves it goes through, as the settings said when it started: `wave` and `released`
+    # are indices into them, so a change of `rollout.waves` waits for the next rollout (empty:
+    # a record from before they were kept; the settings' waves then).
+    waves: tuple[WaveRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,14 @@ def _rollout_json(r: Rollout | None) -> dict[str, Any] | None:
             "wave": r.halted.wave, "cluster": r.halted.cluster, "reason": r.halted.reason,
             "at": r.halted.at.isoformat()},
         "aborted": r.aborted,
+        "waves": [_rule_json(w) for w in r.waves],
     }
+
+
+def _rule_json(w: WaveRule) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": w.name, "clusters": list(w.clusters), "owners": list(w.owners),
+                           "profiles": list(w.profiles), "share": w.share}
+    return {k: v for k, v in out.items() if v not in ([], None)}
 
 
 def _rollout(data: Any) -> Rollout | None:
@@ -104,13 +116,24 @@ def _rollout(data: Any) -> Rollout | None:
         raise TypeError("before is not an object")
     return Rollout(
         started=_time(data["started"]), wave=_int(data["wave"]),
-        released={str(k): _int(v) for k, v in _map(data["released"]).items()},
-        before={str(c): _str_map(f) for c, f in before.items()},
+        released={_cid(k): _int(v) for k, v in _map(data["released"]).items()},
+        before={_cid(c): _str_map(f) for c, f in before.items()},
         healthy_since=None if data["healthySince"] is None else _time(data["healthySince"]),
-        halted=None if halted is None else Halt(_int(halted["wave"]), str(halted["cluster"]),
-                                                str(halted["reason"]), _time(halted["at"])),
+        halted=None if halted is None else Halt(_int(halted["wave"]), _text(halted["cluster"]),
+                                                _text(halted["reason"]), _time(halted["at"])),
         aborted=data["aborted"] is True,
+        waves=_waves(data.get("waves", [])),
     )
+
+
+def _waves(data: Any) -> tuple[WaveRule, ...]:
+    """The recorded waves, judged as the settings' are (names, globs, shares, at most 20)."""
+    if data == []:
+        return ()
+    try:
+        return parse_rollout("the record", {"waves": data}).waves
+    except ConfigError as e:
+        raise ValueError(str(e)) from e
 
 
 def _map(value: Any) -> dict[Any, Any]:
@@ -124,6 +147,18 @@ def _str_map(value: Any) -> dict[str, str]:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
         raise TypeError("expected an object of strings")
     return found
+
+
+def _cid(value: Any) -> str:
+    """A clusterId as the record names it: printed by `status`, so no control characters."""
+    if not isinstance(value, str) or not value.isprintable() or not 0 < len(value) <= 253:
+        raise TypeError(f"{value!r} is not a clusterId")
+    return value
+
+
+def _text(value: Any) -> str:
+    """Free text someone may have edited (a halt's reason): printable, and not a book."""
+    return "".join(c if c.isprintable() else " " for c in str(value)[:2000])
 
 
 def _int(value: Any) -> int:

@@ -32,9 +32,9 @@ from trinogen.plan import DesiredFile, Layout
 from trinogen.ports import ArgoViewFactory, Repository
 from trinogen.rollout.gate import ADVANCE, HALT, Verdict, by_cluster, judge
 from trinogen.rollout.state import Halt, Rollout, RolloutState, load
-from trinogen.rollout.waves import Facts, assign, names
+from trinogen.rollout.waves import Facts, assign, names, wave_of
 from trinogen.settings import Settings
-from trinogen.settings.rollout import RolloutSettings
+from trinogen.settings.rollout import RolloutSettings, WaveRule
 
 _DIGEST_SALT = "trinogen-rollout"
 _BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -79,6 +79,7 @@ class Step:
     restored: list[str] = field(default_factory=list)  # put back by --abort-rollout
     verdict: Verdict | None = None
     notes: list[str] = field(default_factory=list)
+    started: bool = False  # this run started the rollout
 
     def to_json(self) -> dict[str, Any]:
         r = self.rollout
@@ -123,28 +124,94 @@ def check_control(settings: Settings, resume: bool, abort: bool) -> None:
         raise ConfigError("--resume-rollout and --abort-rollout exclude each other: give one")
 
 
-def run_step(i: Inputs) -> Step:
-    """Decide, and change `i.desired` accordingly (held files, put-back files, the record)."""
+@dataclass(frozen=True)
+class Prepared:
+    """What the step reads before the documents are rendered: the record, and the gate's verdict
+    for the rollout under way (Argo CD is read once a run). Known this early, the clusters a
+    waiting wave holds need not be rendered (`pending`)."""
+
+    old: bytes | None
+    state: RolloutState
+    held_files: Mapping[str, Mapping[str, str]]
+    verdict: Verdict | None
+    rules: RolloutSettings
+    holding: bool  # nothing beyond the current wave can be released in this run
+    waves: tuple[WaveRule, ...]  # the rollout's own (recorded at its start), else the settings'
+
+    def pending(self, cid: str, raw: RawDocument) -> bool:
+        """Whether this run keeps the cluster's files in git whatever it renders to: a wave that
+        cannot go holds it, and its document is the one its files came from (a fleet change)."""
+        r = self.state.rollout
+        if not self.holding or r is None or cid not in self.held_files:
+            return False
+        if not r.aborted and wave_of(self.waves, cid, Facts.of(raw.body)) <= r.wave:
+            return False
+        return self.state.documents.get(cid) in (None, _digest(raw))
+
+
+def prepare(i: Inputs) -> Prepared:
+    """Read the record and judge the gate, before rendering."""
     rules = i.rules
     old = i.repo.read(rules.state_file)
     state = load(old, rules.state_file)
+    r = state.rollout
+    if r is not None and not r.waves:  # a record from before they were kept: the settings'
+        state = state.with_rollout(r := dataclasses.replace(r, waves=rules.waves))
     held_files = clusters_in(i.tree, i.layout)
+    verdict = _early_verdict(i, r, held_files)
+    restart = r is None or (r.aborted and i.control.resume)  # a new rollout: the settings' waves
+    return Prepared(old, state, held_files, verdict, rules, _holding(r, i.control, verdict),
+                    rules.waves if restart or r is None else r.waves)
+
+
+def _holding(r: Rollout | None, control: Control, verdict: Verdict | None) -> bool:
+    """Nothing beyond the current wave can go in this run (else every changed cluster is
+    rendered: a flag, a wave that may go, or no rollout)."""
+    return r is not None and not (control.resume or control.abort) and (
+        r.aborted or r.halted is not None or (verdict is not None and verdict.action != ADVANCE))
+
+
+def _early_verdict(i: Inputs, r: Rollout | None, held_files: Mapping[str, object]
+                   ) -> Verdict | None:
+    """The gate's verdict on the clusters released so far (with files in git), when the rollout
+    under way is judged in this run: not aborted, and not halted unless resumed now."""
+    control = i.control
+    if r is None or r.aborted or control.abort or (r.halted is not None and not control.resume):
+        return None
+    judged = dataclasses.replace(r, healthy_since=None) if control.resume else r
+    return _verdict(i, [c for c in r.released if c in held_files], judged)
+
+
+def run_step(i: Inputs, ready: Prepared | None = None) -> Step:
+    """Decide, and change `i.desired` accordingly (held files, put-back files, the record)."""
+    p = ready or prepare(i)
+    rules, state, held_files = p.rules, p.state, p.held_files
     digests = _digests(i.desired, i.raws)
     changed = _changed(i.desired, held_files)
     fleet = {c for c in changed if state.documents.get(c) in (None, digests.get(c))}
-    wave = assign(rules.waves, _facts(i, changed))
-    step = Step(names(rules.waves), state.rollout)
+    wave = assign(p.waves, _facts(i, changed))
+    step = Step(names(p.waves), state.rollout)
     step.fleet = {c: wave[c] for c in fleet}
     restored = _control(step, i, state, digests)
     fleet -= restored
-    _gate_or_start(step, i, {c: wave[c] for c in fleet}, held_files)
+    _gate_or_start(step, i, {c: wave[c] for c in fleet}, p)
     _hold_and_release(step, i, {c: wave[c] for c in changed if c not in restored}, fleet,
-                      held_files)
+                      held_files, state.rollout)
+    _check(step, i, p)
     documents = _documents(state, i, digests, set(step.held), held_files)
     new = RolloutState(documents, step.rollout).to_bytes()
-    if new != old:
+    if new != p.old:
         i.desired.extra[rules.state_file] = DesiredFile.of(new)
     return step
+
+
+def _check(step: Step, i: Inputs, p: Prepared) -> None:
+    if p.waves != p.rules.waves:
+        step.notes.append("rollout.waves changed since this rollout started: it goes on with "
+                          "the waves it started with (--abort-rollout, then --resume-rollout, "
+                          "starts it again with the new ones)")
+    if not i.desired.pending <= set(step.held):  # their files have no content: never released
+        raise AssertionError(f"released unrendered clusters {sorted(i.desired.pending)}")
 
 
 def _changed(desired: Desired, held_files: Mapping[str, Mapping[str, str]]) -> list[str]:
@@ -203,23 +270,21 @@ def _restorable(i: Inputs, cid: str, files: Mapping[str, str], state: RolloutSta
                     for p, b in files.items()))
 
 
-def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int],
-                   held_files: Mapping[str, object]) -> None:
+def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int], p: Prepared) -> None:
     """Judge whether the next wave may go; start a rollout for a fleet change none carries."""
     r = step.rollout
     if r is not None and r.aborted and not fleet:
         step.rollout = None  # nothing the abort holds any more: the change was undone
         step.notes.append("the aborted change is undone everywhere: rollout closed")
-    elif r is not None and r.halted is None and not r.aborted:
-        _gate(step, i, r, fleet, held_files)
+    elif r is not None and r.halted is None and not r.aborted and p.verdict is not None:
+        _gate(step, i, r, fleet, p.verdict)
     if step.rollout is None and fleet:  # a new fleet change: the first wave it touches goes
-        step.rollout = Rollout(started=i.now, wave=min(fleet.values()))
+        step.rollout = Rollout(started=i.now, wave=min(fleet.values()), waves=p.waves)
+        step.started = True
 
 
-def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int],
-          held_files: Mapping[str, object]) -> None:
-    watched = [c for c in r.released if c in i.desired.files or c in held_files]
-    verdict = _verdict(i, watched, r)
+def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict) -> None:
+    """Apply the gate's verdict (`prepare`: the released clusters with files in git watched)."""
     step.verdict = verdict
     later = [w for w in fleet.values() if w > r.wave]
     if verdict.action == HALT:
@@ -250,24 +315,36 @@ def _verdict(i: Inputs, watched: list[str], r: Rollout) -> Verdict:
 
 
 def _hold_and_release(step: Step, i: Inputs, wave: Mapping[str, int], fleet: set[str],
-                      held_files: Mapping[str, Mapping[str, str]]) -> None:
+                      held_files: Mapping[str, Mapping[str, str]], prior: Rollout | None) -> None:
     r = step.rollout
     if r is None:
         return
     released, before = dict(r.released), dict(r.before)
     for cid, w in sorted(wave.items()):
         waits = r.aborted or w > r.wave
-        if cid in fleet and waits:
+        if cid in fleet and (waits or _untouched(step, cid, w, prior)):
             i.desired.files[cid] = {p: DesiredFile(b, None) for p, b in held_files[cid].items()}
             step.held.append(cid)
             continue
         if cid in fleet:
             before.setdefault(cid, dict(held_files[cid]))
-        elif waits:  # the document's own edit: it goes now, fleet change and all
-            step.early.append(cid)
+        else:  # its owner's edit: putting back the files from before it would undo it
+            before.pop(cid, None)
+            # the document's own edit: it goes now, fleet change and all
+            step.early.extend([cid] if waits else [])
         released.setdefault(cid, w)
         step.released.append(cid)
     step.rollout = dataclasses.replace(r, released=released, before=before)
+
+
+def _untouched(step: Step, cid: str, w: int, prior: Rollout | None) -> bool:
+    """A cluster of a wave the rollout had released before this run, which the rolling change
+    did not touch: its change now is another fleet change, so it waits for a rollout of its own
+    once this one completes. (The clusters that run the rolling change take a second change at
+    once, as a fix of it.) Without this, a second change while the last wave soaks would reach
+    every such cluster in one commit, with no gate."""
+    return (prior is not None and not prior.aborted and not step.started
+            and w <= prior.wave and cid not in prior.released)
 
 
 def _documents(state: RolloutState, i: Inputs, digests: Mapping[str, str], held: set[str],
@@ -287,10 +364,14 @@ def _digests(desired: Desired, raws: Iterable[RawDocument]) -> dict[str, str]:
     out = {}
     for cid, doc in desired.docs.items():
         raw = by_doc.get(doc)
-        key = document_key(raw.body, _DIGEST_SALT, raw.digest) if raw is not None else None
+        key = _digest(raw) if raw is not None else None
         if key is not None:
             out[cid] = key
     return out
+
+
+def _digest(raw: RawDocument) -> str | None:
+    return document_key(raw.body, _DIGEST_SALT, raw.digest)
 
 
 def clusters_in(tree: Mapping[str, str], layout: Layout) -> dict[str, dict[str, str]]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trinogen.errors import ConfigError, UnavailableError
 from trinogen.ports import Repository
+from trinogen.redact import redact_text
 from trinogen.rollout.state import RolloutState, load
 from trinogen.rollout.waves import names
 from trinogen.settings import Settings
@@ -20,11 +22,16 @@ def read_status(settings: Settings, repo: Repository) -> dict[str, Any] | None:
     """The rollout's summary read from the branch's tip; None with no waves configured."""
     if settings.rollout is None:
         return None
-    with repo.locked():
-        repo.refresh()
-        content = repo.read(settings.rollout.state_file)
-    return summary(load(content, settings.rollout.state_file),
-                   names(settings.rollout.waves))
+    try:
+        with repo.locked():
+            repo.refresh()
+            content = repo.read(settings.rollout.state_file)
+        state = load(content, settings.rollout.state_file)
+    except (ConfigError, UnavailableError) as e:  # the clusters' rows and Argo CD's still show
+        return {**summary(RolloutState(), []), "state": "unreadable",
+                "error": redact_text(str(e))}
+    waves = state.rollout.waves if state.rollout and state.rollout.waves else None
+    return summary(state, names(waves or settings.rollout.waves))
 
 
 def summary(state: RolloutState, waves: list[str]) -> dict[str, Any]:
@@ -56,6 +63,8 @@ def status_lines(view: dict[str, Any] | None) -> list[str]:
         return []
     if view["state"] == "idle":
         return ["rollout: none under way"]
+    if view["state"] == "unreadable":
+        return [f"rollout: could not be read: {view['error']}"]
     lines = [f"rollout: {view['state']}" + (f", wave {view['wave']}" if view["wave"] else "")
              + f" (started {view['startedAt']})"]
     lines.extend(f"  released in wave {w['name']}: {', '.join(w['clusters'])}"

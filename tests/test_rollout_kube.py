@@ -3,18 +3,15 @@ a chart version bump in three waves. The Application files trinogen commits are 
 API server server-side (as Argo CD's app-of-apps would), and Argo CD's view is read back from the
 Application objects' `status`.
 
-Two stand-ins, said here once: the test writes each Application's `status` the way Argo CD's
+One stand-in, said here once: the test writes each Application's `status` the way Argo CD's
 application controller does (the CRD has no status subresource, so the controller patches the
-object; here a merge patch under the controller's field manager), and `KubeArgo` reads the
-Applications through the REST API in place of trinogen's own Argo CD reader (`trinogen.argocd`,
-built on another branch and wired by the lead), with the mapping of the Application CRD's
-status fields: sync.status, sync.revisions (the `ref: values` source's entry), health, and
-operationState.phase."""
+object; here a merge patch under the controller's field manager). trinogen reads it back with
+its own Argo CD reader (`trinogen.argocd.argo_view`, the one `status`, `sync` and `watch` use),
+through the API server's kubeconfig."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,40 +21,14 @@ import yaml
 from tests.kubeapi import Cluster
 from tests.marks import KUBE_API
 from tests.test_sync_rollout import ALL, CANARY, EARLY, WAVES, Fleet
-from trinogen.ports import AppView
-from trinogen.settings import replace
+from trinogen.argocd import KubeArgoView, argo_view
+from trinogen.settings import Settings, replace
 
 pytestmark = KUBE_API
 
-APPS = "/apis/argoproj.io/v1alpha1/namespaces/{ns}/applications"
-
-
-class KubeArgo:
-    """Argo CD's view read from the real API server's Application objects."""
-
-    def __init__(self, cluster: Cluster, namespace: str) -> None:
-        self.cluster, self.namespace = cluster, namespace
-
-    def applications(self) -> Mapping[str, AppView]:
-        status, body = self.cluster.server.request(
-            "GET", APPS.format(ns=self.namespace)
-            + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dtrinogen")
-        assert status == 200, body
-        return {item["metadata"]["name"]: _view(item) for item in body["items"]}
-
-
-def _view(item: dict[str, Any]) -> AppView:
-    st = item.get("status") or {}
-    sync, health, op = st.get("sync") or {}, st.get("health") or {}, st.get("operationState") or {}
-    sources = item["spec"].get("sources") or []
-    at = next((i for i, s in enumerate(sources) if s.get("ref") == "values"), None)
-    revisions = sync.get("revisions") or []
-    revision = revisions[at] if at is not None and at < len(revisions) else sync.get("revision")
-    labels = item["metadata"].get("labels") or {}
-    return AppView(item["metadata"]["name"], labels.get("trinogen.io/cluster"),
-                   labels.get("trinogen.io/owner"), sync.get("status", "Unknown"),
-                   health.get("status", "Unknown"), health.get("message"), revision,
-                   op.get("phase"), op.get("message"))
+def reader(cluster: Cluster, settings: Settings) -> KubeArgoView:
+    """trinogen's own reader of `settings.argocd.namespace`, through the API server's kubeconfig."""
+    return argo_view(settings, {"KUBECONFIG": str(cluster.server.kubeconfig)})
 
 
 class KubeFleet:
@@ -69,7 +40,7 @@ class KubeFleet:
         self.f.settings = replace(self.f.settings, argocd={"namespace": self.ns})
         self.cluster = cluster
         cluster.namespace(self.ns)
-        self.f.argo = KubeArgo(cluster, self.ns)  # type: ignore[assignment]
+        self.f.argo = reader(cluster, self.f.settings)  # type: ignore[assignment]
 
     def deploy(self) -> None:
         """The app-of-apps: every Application file in git, applied server-side."""
@@ -127,7 +98,7 @@ def test_a_chart_bump_completes_when_every_application_turns_healthy(fleet: Kube
     assert f.on_version() == ALL
     done = fleet.step()
     assert done.rollout["notes"] == ["rollout complete"] and f.record()["rollout"] is None
-    live = KubeArgo(fleet.cluster, fleet.ns).applications()
+    live = reader(fleet.cluster, fleet.f.settings).applications()
     assert {a.cluster_id for a in live.values()} == ALL
 
 
@@ -158,6 +129,6 @@ def test_a_degraded_canary_stops_the_later_waves_until_it_recovers(fleet: KubeFl
 def test_kube_argo_reads_what_the_controller_wrote(fleet: KubeFleet) -> None:
     """The reader sees the label, health message and the values source's revision."""
     fleet.controller_reports({"c01"}, health="Progressing", message="rolling")
-    view = KubeArgo(fleet.cluster, fleet.ns).applications()["trino-c01"]
+    view = reader(fleet.cluster, fleet.f.settings).applications()["trino-c01"]
     assert dataclasses.astuple(view)[:7] == ("trino-c01", "c01", view.owner, "Synced",
                                              "Progressing", "rolling", fleet.f.head())

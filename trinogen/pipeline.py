@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trinogen import model
+from trinogen.applications import Applications
 from trinogen.appprojects import ProjectPlanner, rendered_projects
 from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
 from trinogen.errors import ConfigError
@@ -270,11 +271,13 @@ class _Reader:
 
     def __call__(self, tree: Mapping[str, str]) -> Planner:
         layout = _layout(self.settings)
-        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout)
+        apps = Applications(tree, self.repo, layout)  # each Application file read once a run
+        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout,
+                                     apps)
         self.progress("read", len(raws), len(raws))
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
-        held = Holdings(tree, self.repo, layout)  # who keeps a contested name (model.claims)
+        held = Holdings(tree, self.repo, layout, apps)  # who keeps a contested name (model.claims)
         desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
                                 inline=self.options.inline, progress=self.progress,
                                 cache=self.cache, tree=tree,
@@ -284,13 +287,12 @@ class _Reader:
         if any(t.quotas.any for t in self.settings.tenants.values()):
             from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
 
-            enforce_quotas(self.settings, desired, tree, self.repo, layout,
-                           Scope(scope, self.source.complete))
+            enforce_quotas(self.settings, desired, apps, Scope(scope, self.source.complete))
         if self.settings.rollout is not None:
             self.rollouts(self.settings, desired, raws, tree, self.repo, self.options)
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
-                       ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
+                       ProjectPlanner(self.settings, self.renderer, apps, self.cache))
 
     def save_cache(self) -> None:
         if self.cache is not None:  # a targeted or incomplete read keeps the others' entries

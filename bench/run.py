@@ -225,6 +225,9 @@ class Bench:
             f"secrets:\n  check: {check}\n"
             "output:\n  root_app: argocd/trino-clusters.yaml\n"
         )
+        if self.args.settings:  # e.g. tenants, quotas and projects on (bench/tenants.yaml)
+            self.config.write_text("# written by bench/run.py\n" + overlay_settings(
+                self.config.read_text(), Path(self.args.settings).read_text()))
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("TRINOGEN_", "VAULT_", "GIT_", "PYTHONPROFILE"))
                and k != "PYTHONDONTWRITEBYTECODE"}
@@ -345,6 +348,20 @@ class Bench:
         count = int(found.group(1))
         _progress(f"  N={self.n:<6} {name:<6} {count / 1e6:,.0f} M instructions")
         return {"phase": name, "instructions": count, "wall": r["wall"]}
+
+
+def overlay_settings(base: str, extra: str) -> str:
+    """The generated settings with a settings file's sections laid over them (mappings merged
+    key by key, anything else replaced): the bench's own keys stay unless the file sets them."""
+    import yaml
+
+    def merge(a: Any, b: Any) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return {**a, **{k: merge(a.get(k), v) for k, v in b.items()}}
+        return b
+
+    return str(yaml.safe_dump(merge(yaml.safe_load(base), yaml.safe_load(extra) or {}),
+                              sort_keys=False))
 
 
 def git_trace_summary(trace: Path) -> dict[str, Any]:
@@ -785,6 +802,9 @@ def main() -> int:
                     help="instead of timing: per phase, a warm-up run, then one run under valgrind's "
                     "callgrind, counting the instructions of the trinogen process (repeats to "
                     "~0.1%%; git's children are not counted)")
+    ap.add_argument("--settings", default=None, metavar="FILE",
+                    help="a settings file laid over the generated one (its mappings merged key by "
+                    "key), e.g. bench/tenants.yaml: tenants, quotas and projects on")
     ap.add_argument("--tag", default="", help="label stored with the results (e.g. 'before', 'after')")
     ap.add_argument("--hostile", action="store_true",
                     help="instead: peak RSS with one hostile document among N=1,000, over FerretDB "

@@ -90,26 +90,34 @@ class Secrets:
         return {p: d.version for p, d in self.data.items()}
 
 
-def build_desired(
-    settings: Settings,
-    raws: Iterable[RawDocument],
-    renderer: Renderer,
-    reader_factory: ReaderFactory | None,
-    *,
-    inline: bool = False,
-    progress: Progress = no_progress,
-    cache: RenderCacheStore | None = None,
-    tree: Mapping[str, str] | None = None,
-    library: Library = NO_LIBRARY,
-    held: Mapping[str, str] | None = None,
-) -> Desired:
+@dataclass(frozen=True)
+class Context:
+    """Everything the desired-tree stage takes besides the documents: one run's settings, its
+    adapters and what the run already read, received whole (a new need is a field here, not
+    one more parameter on the main path)."""
+
+    settings: Settings
+    renderer: Renderer
+    reader_factory: ReaderFactory | None = None  # Vault, built only when a document needs it
+    inline: bool = False  # secrets.mode inline, opted in (pipeline.inline_mode)
+    progress: Progress = no_progress
+    cache: RenderCacheStore | None = None  # the render cache; its hits need `tree`
+    tree: Mapping[str, str] | None = None  # the repository's tree (path -> blob id)
+    library: Library = NO_LIBRARY  # the catalog library, when the documents read use it
+    # Each contested clusterId -> the document _id the repository holds it for (None: the
+    # repository was not read, as in `render`).
+    held: Mapping[str, str] | None = None
+
+
+def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
 
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
-    are neither validated nor rendered again. `held` maps each contested clusterId to the
-    document _id the repository holds it for (None: the repository was not read).
+    are neither validated nor rendered again.
     """
+    settings, renderer, library, held = ctx.settings, ctx.renderer, ctx.library, ctx.held
+    inline, cache, tree = ctx.inline, ctx.cache, ctx.tree
     # Without a library read, no document references one: keys stay those of the bytes alone.
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
@@ -122,7 +130,7 @@ def build_desired(
                       library_read=library is not NO_LIBRARY)
     clusters = list(classified.clusters)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
-                           reader_factory, inline=inline)
+                           ctx.reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
     rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
@@ -130,7 +138,7 @@ def build_desired(
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
-    render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
+    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress)
     desired.stopped.update(c.cluster_id for c in clusters
                            if c.stopped and c.cluster_id in desired.files)  # rendered fine
     served.record(_rendered(desired, clusters), secrets.versions)

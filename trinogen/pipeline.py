@@ -26,7 +26,14 @@ from typing import Any
 from trinogen import model
 from trinogen.applications import Applications
 from trinogen.appprojects import ProjectPlanner, rendered_projects
-from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
+from trinogen.desired import (
+    VAULT_PARALLEL_READS,
+    Context,
+    Desired,
+    Progress,
+    build_desired,
+    no_progress,
+)
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
@@ -53,7 +60,7 @@ from trinogen.targets import (
 )
 
 __all__ = [
-    "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
+    "VAULT_PARALLEL_READS", "Context", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
     "build_desired", "inline_mode", "render", "require_repo_url", "status", "sync", "validate",
 ]
 
@@ -129,9 +136,9 @@ def render(
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
     require_known(wanted, raws)
     renderer = Renderer(require_repo_url(settings))
-    desired = build_desired(settings, raws, renderer, reader_factory,
-                            inline=inline, progress=progress,
-                            library=read_library(source, raws, settings))
+    desired = build_desired(Context(settings, renderer, reader_factory, inline=inline,
+                                    progress=progress,
+                                    library=read_library(source, raws, settings)), raws)
     if wanted:
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
     contents = {cid: {p: f.content or b"" for p, f in files.items()}
@@ -278,12 +285,11 @@ class _Reader:
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
         held = Holdings(tree, self.repo, layout, apps)  # who keeps a contested name (model.claims)
-        desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
-                                inline=self.options.inline, progress=self.progress,
-                                cache=self.cache, tree=tree,
-                                library=read_library(self.source, raws, self.settings,
-                                                     holdings=held),
-                                held=held.clusters(raws))
+        desired = build_desired(Context(
+            self.settings, self.renderer, self.reader_factory, inline=self.options.inline,
+            progress=self.progress, cache=self.cache, tree=tree,
+            library=read_library(self.source, raws, self.settings, holdings=held),
+            held=held.clusters(raws)), raws)
         if any(t.quotas.any for t in self.settings.tenants.values()):
             from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
 

@@ -10,29 +10,33 @@ asks nothing reads nothing (the no-tenant, untargeted sync).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
 
 from trinogen.plan import Layout
 from trinogen.ports import Repository
 from trinogen.render import HEAD_BYTES, parse_header
 
 
-@dataclass(frozen=True)
 class Applications:
-    """The tree's cluster Application files (`<applications_dir>/<clusterId>.yaml`)."""
+    """The tree's cluster Application files (`<applications_dir>/<clusterId>.yaml`).
 
-    tree: Mapping[str, str]
-    repo: Repository
-    layout: Layout
-    _texts: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+    A plain class: made on every sync, also without tenants, where a frozen dataclass's creation
+    at import would cost the no-tenant run ~4 M instructions (docs/benchmarks.md)."""
 
-    @cached_property
+    __slots__ = ("_blobs", "_texts", "layout", "repo", "tree")
+
+    def __init__(self, tree: Mapping[str, str], repo: Repository, layout: Layout) -> None:
+        self.tree, self.repo, self.layout = tree, repo, layout
+        self._blobs: dict[str, str] | None = None
+        self._texts: dict[str, bytes] = {}
+
+    @property
     def blobs(self) -> dict[str, str]:
         """Cluster id -> its Application file's blob id."""
-        head = self.layout.applications_dir + "/"
-        return {cid: blob for path, blob in self.tree.items()
-                if path.startswith(head) and (cid := self.layout.cluster_of(path))}
+        if self._blobs is None:
+            head = self.layout.applications_dir + "/"
+            self._blobs = {cid: blob for path, blob in self.tree.items()
+                           if path.startswith(head) and (cid := self.layout.cluster_of(path))}
+        return self._blobs
 
     def texts(self, blobs: Iterable[str]) -> dict[str, bytes]:
         """Blob id -> content; only the blobs not read before in this run go to git (one batch)."""

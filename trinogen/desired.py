@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from trinogen import model
 from trinogen.errors import ConfigError, Problem, SecretProblem
@@ -90,11 +91,11 @@ class Secrets:
         return {p: d.version for p, d in self.data.items()}
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """Everything the desired-tree stage takes besides the documents: one run's settings, its
     adapters and what the run already read, received whole (a new need is a field here, not
-    one more parameter on the main path)."""
+    one more parameter on the main path). A NamedTuple: cheaper to create at import than a
+    frozen dataclass, which every run, a no-op too, would pay (docs/benchmarks.md)."""
 
     settings: Settings
     renderer: Renderer

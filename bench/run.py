@@ -219,7 +219,6 @@ class Bench:
         self.config = self.dir / "trinogen.yaml"
         check = "true" if self.vault else "false"
         text = (
-            "# written by bench/run.py\n"
             "mongodb:\n  uri: mongomock://\n  seed_dir: seed\n"
             "git:\n  remote: remote.git\n  workdir: workdir\n"
             "  author_name: trinogen bench\n  author_email: bench@example.invalid\n"
@@ -229,9 +228,11 @@ class Bench:
         )
         if features:  # the kitchen sink's settings, then the bench's own on top
             settings, _ = gen_docs.write_feature_settings(str(self.seed_dir))
-            text = _merged_yaml(settings.read_text(), text)
+            text = overlay_settings(settings.read_text(), text)
             settings.unlink()  # not a seed file
-        self.config.write_text(text)
+        if self.args.settings:  # e.g. tenants, quotas and projects on (bench/tenants.yaml)
+            text = overlay_settings(text, Path(self.args.settings).read_text())
+        self.config.write_text("# written by bench/run.py\n" + text)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("TRINOGEN_", "VAULT_", "GIT_", "PYTHONPROFILE"))
                and k != "PYTHONDONTWRITEBYTECODE"}
@@ -354,8 +355,9 @@ class Bench:
         return {"phase": name, "instructions": count, "wall": r["wall"]}
 
 
-def _merged_yaml(base: str, top: str) -> str:
-    """Two settings texts as one: mappings merged key by key, `top` winning."""
+def overlay_settings(base: str, extra: str) -> str:
+    """The generated settings with a settings file's sections laid over them (mappings merged
+    key by key, anything else replaced): the bench's own keys stay unless the file sets them."""
     import yaml
 
     def merge(a: Any, b: Any) -> Any:
@@ -363,8 +365,8 @@ def _merged_yaml(base: str, top: str) -> str:
             return {**a, **{k: merge(a.get(k), v) for k, v in b.items()}}
         return b
 
-    return "# written by bench/run.py\n" + yaml.safe_dump(
-        merge(yaml.safe_load(base), yaml.safe_load(top)), sort_keys=False)
+    return str(yaml.safe_dump(merge(yaml.safe_load(base), yaml.safe_load(extra) or {}),
+                              sort_keys=False))
 
 
 STAGE_NAMES = ("import", "setup", "read", "refresh", "cache", "classify", "resolve", "render",
@@ -914,6 +916,9 @@ def main() -> int:
     ap.add_argument("--features", action="store_true",
                     help="documents with the kitchen sink's options spread over them "
                     "(gen_docs.py --features) and the settings they need")
+    ap.add_argument("--settings", default=None, metavar="FILE",
+                    help="a settings file laid over the generated one (its mappings merged key by "
+                    "key), e.g. bench/tenants.yaml: tenants, quotas and projects on")
     ap.add_argument("--tag", default="", help="label stored with the results (e.g. 'before', 'after')")
     ap.add_argument("--hostile", action="store_true",
                     help="instead: peak RSS with one hostile document among N=1,000, over FerretDB "

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import demo_settings, example_docs
 from tests.fakes import FakeReader
-from trinogen.desired import Secrets, build_desired, read_secrets, secret_problems
+from trinogen.desired import Context, Secrets, build_desired, read_secrets, secret_problems
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.secrets import Secret, SecretData
@@ -72,7 +72,7 @@ def test_every_document_becomes_files_a_failure_or_disabled() -> None:
     raws = [RawDocument(doc_key(d["_id"]), d) for d in example_docs()]
     raws.append(RawDocument('"bad"', {"_id": "bad", "clusterId": "bad", "enabled": "yes"}))
     raws.append(RawDocument('"off"', {"_id": "off", "clusterId": "off", "enabled": False}))
-    desired = build_desired(SETTINGS, raws, Renderer(SETTINGS), None)
+    desired = build_desired(Context(SETTINGS, Renderer(SETTINGS)), raws)
     assert sorted(desired.files) == ["adhoc-dev", "analytics-prod", "etl-batch"]
     assert [(f.cluster_id, f.stage) for f in desired.failed] == [("bad", "validate")]
     assert [d.cluster_id for d in desired.disabled] == ["off"]
@@ -98,7 +98,7 @@ def _runs(monkeypatch: pytest.MonkeyPatch, *docs_per_run: list[dict[str, object]
     for docs in docs_per_run:
         validated.clear()
         raws = [RawDocument(doc_key(d["_id"]), d) for d in docs]
-        desired = build_desired(SETTINGS, raws, renderer, None, cache=cache, tree={})
+        desired = build_desired(Context(SETTINGS, renderer, cache=cache, tree={}), raws)
         cache.save()
         out.append((list(validated), {f.doc_id: tuple(str(p) for p in f.problems)
                                       for f in desired.failed}))
@@ -135,7 +135,7 @@ def test_an_object_kubernetes_would_refuse_fails_its_cluster_only() -> None:
     big = {"_id": "big", "clusterId": "big", "owner": "qa_team", "enabled": True,
            "connectors": [{"name": f"c{i}", "properties": wide} for i in range(3)]}
     raws = [RawDocument(doc_key(d["_id"]), d) for d in [*example_docs(), big]]
-    desired = build_desired(SETTINGS, raws, Renderer(SETTINGS), None)
+    desired = build_desired(Context(SETTINGS, Renderer(SETTINGS)), raws)
     assert sorted(desired.files) == ["adhoc-dev", "analytics-prod", "etl-batch"]
     (failed,) = desired.failed
     assert (failed.cluster_id, failed.stage) == ("big", "render")

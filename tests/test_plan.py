@@ -12,12 +12,14 @@ from trinogen.model import Disabled, Failed
 from trinogen.plan import (
     CurrentFile,
     DesiredFile,
+    Documents,
     Guards,
     Layout,
     Plan,
-    commit_message,
+    kept,
     make_plan,
 )
+from trinogen.publish import commit_message
 from trinogen.render import FileHeader
 
 LAYOUT = Layout("trino-clusters", "trino-applications")
@@ -215,3 +217,40 @@ def test_commit_message_lists_every_changed_cluster() -> None:
     assert message.splitlines()[0] == "trinogen: sync 2 clusters (1 added, 1 pruned)"
     assert "added: new (_id doc-n)" in message
     assert "pruned: gone (_id doc-g, document deleted)" in message
+
+
+# (nothing rendered for cluster "c"; its files record document doc) -> does the repository keep it
+KEEP_RULES = [
+    # doc,   failed,  disabled, renamed, complete, targets, kept
+    ("d", set(), set(), {}, True, None, False),                 # document deleted: pruned
+    ("d", {"c"}, set(), {}, True, None, True),                  # its document failed (by id)
+    ("d", {"d"}, set(), {}, True, None, True),                  # its document failed (by _id)
+    ("d", set(), {"c"}, {}, False, None, False),                # disabled prunes, source or not
+    (None, set(), {"c"}, {}, True, None, False),                # disabled, even with no _id
+    (None, set(), set(), {}, True, None, True),                 # no _id: cannot tell, kept
+    ("d", set(), set(), {}, False, None, True),                 # unread source: maybe not gone
+    ("d", set(), set(), {"d": "c2"}, True, None, False),        # renamed: the old name goes
+    ("d", set(), set(), {"d": "c2"}, False, None, True),        # ... unless the source is partial
+    ("d", set(), set(), {}, True, {"other"}, True),             # outside a targeted run
+    ("d", set(), set(), {}, True, {"c"}, False),                # inside it: pruned
+]
+
+
+@pytest.mark.parametrize(("doc", "failed", "disabled", "renamed", "complete", "targets", "want"),
+                         KEEP_RULES)
+def test_kept_states_the_plans_keep_rules(
+    doc: str | None, failed: set[str], disabled: set[str], renamed: dict[str, str],
+    complete: bool, targets: set[str] | None, want: bool,
+) -> None:
+    """`kept` says keep exactly when make_plan leaves the cluster's files as they are."""
+    fails = [Failed(x if x.startswith("d") else "other-doc", x if x == "c" else None, (), "v")
+             for x in failed]
+    offs = [Disabled("other-doc", x) for x in disabled]
+    docs = Documents.of(fails, offs, {cid: d for d, cid in renamed.items()})
+    assert kept("c", doc, docs, source_complete=complete, targets=targets) is want
+    current = {"trino-clusters/c/values.yaml": CurrentFile("b1", FileHeader("c", doc))}
+    plan = make_plan(layout=LAYOUT, current=current, desired={}, desired_docs={},
+                     failed=fails, disabled=offs,
+                     guards=Guards(full_run=targets is None, documents_read=5,
+                                   source_complete=complete), targets=targets)
+    assert (not any(f.action == "delete" for f in plan.files)) is want

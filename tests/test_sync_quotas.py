@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import yaml
 from bson import ObjectId
 
-from tests.conftest import example_docs
+from tests.conftest import example_docs, seed_remote
 from tests.test_sync import World
 from trinogen.settings.tenants import parse_tenants
 
@@ -157,3 +158,18 @@ def test_raising_a_quota_admits_the_refused_cluster_and_re_renders_nothing_else(
     report = w.sync()
     assert report.failed == [] and "adhoc-two" in w.clusters()
     assert report.stats["cacheHits"] == 3
+
+
+def test_a_disabled_cluster_whose_files_record_no_document_frees_its_slot(tmp_path: Path) -> None:
+    """The plan prunes a disabled document's cluster even when its files record no document _id
+    (the clusterId names it), so the quotas do not count it: a newcomer takes its slot."""
+    w = quota_world(tmp_path, growth_analytics={"clusters": 1})
+    anonymous = {p: re.sub(rb"Document _id: .*", b"Document _id:", c).decode()
+                 for p, c in w.tree().items()
+                 if p.startswith(("trino-clusters/adhoc-dev/", "trino-applications/adhoc-dev."))}
+    seed_remote(w.remote, anonymous, tmp_path, "adhoc-dev's files record no document")
+    w.mongo.set("adhoc-dev", "enabled", False)
+    w.mongo.coll.insert_one(another("adhoc-two", "653a1a7b8e1f4a1e9c5d8e2a"))
+    report = w.sync()
+    assert failures(report) == {}
+    assert "adhoc-two" in w.clusters() and "adhoc-dev" not in w.clusters()

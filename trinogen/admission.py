@@ -9,20 +9,19 @@ watcher) weighs exactly as in a full sync. A refused cluster becomes a `Failed` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from trinogen.applications import Applications
 from trinogen.desired import Desired
 from trinogen.errors import Problem
 from trinogen.model import Failed
-from trinogen.plan import Layout
-from trinogen.ports import Repository
+from trinogen.plan import Documents, Layout, kept
 from trinogen.quotas import NONE, Change, Measured, Usage, admit, measure
 from trinogen.settings import Settings
-from trinogen.targets import recorded_documents
 
 VALUES = "values.yaml"
 _COUNTED = (b"server:", b"coordinator:", b"worker:")
@@ -31,41 +30,35 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @dataclass(frozen=True)
 class Scope:
-    """What the plan will do with clusters this run did not render."""
+    """What the plan will do with clusters this run did not render (`trinogen.plan.kept`)."""
 
     targets: set[str] | None  # a targeted run's clusters; None = all
     source_complete: bool
-    failed_ids: frozenset[str | None] = frozenset()
-    failed_docs: frozenset[str] = frozenset()
-    disabled_ids: frozenset[str | None] = frozenset()
-    disabled_docs: frozenset[str] = frozenset()
 
-    def of(self, desired: Desired) -> Scope:
-        """With the failed and disabled documents of this run."""
-        return Scope(self.targets, self.source_complete,
-                     frozenset(f.cluster_id for f in desired.failed),
-                     frozenset(f.doc_id for f in desired.failed),
-                     frozenset(d.cluster_id for d in desired.disabled),
-                     frozenset(d.doc_id for d in desired.disabled))
+    def keeps(self, desired: Desired) -> Callable[[str, str | None], bool]:
+        """Whether the plan keeps a held cluster nothing was rendered for, given its document."""
+        docs = Documents.of(desired.failed, desired.disabled, desired.docs)
+        return lambda cid, doc: kept(cid, doc, docs, source_complete=self.source_complete,
+                                     targets=self.targets)
 
 
 def enforce_quotas(
-    settings: Settings, desired: Desired, tree: Mapping[str, str], repo: Repository,
-    layout: Layout, scope: Scope,
+    settings: Settings, desired: Desired, apps: Applications, scope: Scope,
 ) -> None:
-    """Turn each rendered cluster that would cross its tenant's quota into a Failed."""
+    """Turn each rendered cluster that would cross its tenant's quota into a Failed (`apps`: the
+    run's read of the tree's Application files, shared with the other steps)."""
     limits = {name: t.quotas for name, t in settings.tenants.items() if t.quotas.any}
+    tree, layout = apps.tree, apps.layout
     held = _clusters(tree, layout)
     changed = _changed(desired, held, layout)
     if not any(m.owner in limits for m in changed.values()):
         return  # no change of a tenant with a quota: nothing to read
-    recorded = recorded_documents(tree, repo, layout)
+    recorded = apps.recorded()
     old_of = _old_of(changed, held, desired.docs, recorded)
-    scope = scope.of(desired)
     owners = {m.owner for m in changed.values() if m.owner in limits}
-    measured = _measure_held(repo, tree, layout, _stays(held, desired, changed, recorded, scope),
-                             owners)
-    measured.update(_measure_held(repo, tree, layout, {c for c in old_of.values() if c}))
+    stays = _stays(held, desired, changed, recorded, scope.keeps(desired))
+    measured = _measure_held(apps, _naming(apps, stays, owners))
+    measured.update(_measure_held(apps, {c for c in old_of.values() if c}))
     changes = [_change(cid, desired.docs[cid], new, old_of[cid], measured)
                for cid, new in changed.items()]
     _refuse(desired, admit(limits, _totals(measured.values()), changes))
@@ -87,10 +80,10 @@ def _refuse(desired: Desired, refused: Mapping[str, tuple[Problem, ...]]) -> Non
 
 
 def _stays(held: Iterable[str], desired: Desired, changed: Mapping[str, Measured],
-           recorded: Mapping[str, str], scope: Scope) -> set[str]:
+           recorded: Mapping[str, str], keeps: Callable[[str, str | None], bool]) -> set[str]:
     """The clusters the repository holds that stay as they are after this run."""
     return {cid for cid in held if (cid not in changed) if cid in desired.files
-            or _kept(cid, recorded.get(cid), scope)}
+            or keeps(cid, recorded.get(cid))}
 
 
 def _totals(measured: Iterable[Measured]) -> dict[str, Usage]:
@@ -118,15 +111,6 @@ def _change(cid: str, doc: str, new: Measured, old: str | None,
                   before.owner if before else None, held=before is not None and old == cid)
 
 
-def _kept(cid: str, doc: str | None, scope: Scope) -> bool:
-    """Whether the plan keeps a cluster nothing was rendered for (trinogen.plan's rules)."""
-    return (cid in scope.failed_ids or doc in scope.failed_docs
-            or (scope.targets is not None and cid not in scope.targets)
-            or doc is None  # no _id in its files: kept
-            or not (cid in scope.disabled_ids or doc in scope.disabled_docs
-                    or scope.source_complete))
-
-
 def _clusters(tree: Mapping[str, str], layout: Layout) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for path, blob in tree.items():
@@ -140,21 +124,23 @@ def _values(layout: Layout, cid: str) -> str:
     return f"{layout.clusters_dir}/{cid}/{VALUES}"
 
 
-def _measure_held(repo: Repository, tree: Mapping[str, str], layout: Layout,
-                  clusters: Iterable[str], owners: Iterable[str] | None = None
-                  ) -> dict[str, Measured]:
-    """The held clusters' usage; with `owners`, only of clusters whose values name one of them
-    (a cheap byte search first: a tenant's change reads only that tenant's clusters)."""
-    paths = {cid: _values(layout, cid) for cid in clusters}
-    contents = repo.blobs(tree[p] for p in paths.values() if p in tree)
-    marks = None if owners is None else [o.encode() for o in owners]
-    found = {cid: contents.get(tree.get(path, "")) for cid, path in paths.items()}
-    return {cid: _measure(content) for cid, content in found.items()
-            if _may_name(content, marks)}
+def _naming(apps: Applications, clusters: Iterable[str], owners: Iterable[str]) -> set[str]:
+    """The clusters that may belong to one of `owners`: a byte search of their Application
+    files, which carry the owner label (`trinogen.io/owner`) as the values do; a cluster with no
+    Application file in the tree is kept (its values.yaml decides). A tenant's change reads
+    only that tenant's values files."""
+    marks = [o.encode() for o in owners]
+    texts = apps.of(clusters)
+    return {cid for cid in clusters
+            if (text := texts.get(cid)) is None or any(m in text for m in marks)}
 
 
-def _may_name(content: bytes | None, marks: list[bytes] | None) -> bool:
-    return marks is None or content is None or any(m in content for m in marks)
+def _measure_held(apps: Applications, clusters: Iterable[str]) -> dict[str, Measured]:
+    """The held clusters' usage, from their values.yaml."""
+    tree = apps.tree
+    paths = {cid: _values(apps.layout, cid) for cid in clusters}
+    contents = apps.repo.blobs(tree[p] for p in paths.values() if p in tree)
+    return {cid: _measure(contents.get(tree.get(path, ""))) for cid, path in paths.items()}
 
 
 def _measure(content: bytes | None) -> Measured:

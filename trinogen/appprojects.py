@@ -24,9 +24,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trinogen.applications import Applications
 from trinogen.errors import Problem
 from trinogen.plan import CurrentFile, FileChange, Layout, Plan, blob_id
-from trinogen.ports import RenderCacheStore, Repository
+from trinogen.ports import RenderCacheStore
 from trinogen.render import Renderer
 from trinogen.render.projects import AppUse, app_use, project_of, project_path, projects_of
 from trinogen.settings import Settings
@@ -40,9 +41,12 @@ class ProjectPlanner:
 
     settings: Settings
     renderer: Renderer
-    layout: Layout
-    repo: Repository
+    apps: Applications  # the run's read of its tree's Application files
     cache: RenderCacheStore | None = None
+
+    @property
+    def layout(self) -> Layout:
+        return self.apps.layout
 
     def __call__(self, plan: Plan, tree: Mapping[str, str],
                  current: Mapping[str, CurrentFile]) -> Plan:
@@ -69,7 +73,7 @@ class ProjectPlanner:
         before = {b for p, b in tree.items() if _is_app(self.layout, p) and _ours(current, p)}
         after = _written_apps(self.layout, plan)
         known = self.cache.apps if self.cache is not None else {}
-        texts = self.repo.blobs(before - set(known) - set(after))
+        texts = self.apps.texts(before - set(known) - set(after))
         texts.update(after)
         uses = {b: _use(b, known, texts) for b in before | set(after)}
         if self.cache is not None:  # each Application is parsed once, not on every run

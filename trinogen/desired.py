@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from trinogen import model
 from trinogen.errors import ConfigError, Problem, SecretProblem
@@ -34,7 +36,8 @@ from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
-from trinogen.render import LimitError, Renderer, RenderError
+from trinogen.redact import value_tagger
+from trinogen.render import LimitError, Renderer, RenderError, helm_escape, prop_key, prop_value
 from trinogen.secrets import SecretData, SecretUse
 from trinogen.served import Judge, Pending, Served
 from trinogen.settings import Settings
@@ -93,32 +96,41 @@ class Secrets:
         return {p: d.version for p, d in self.data.items()}
 
 
-def build_desired(
-    settings: Settings,
-    raws: Iterable[RawDocument],
-    renderer: Renderer,
-    reader_factory: ReaderFactory | None,
-    *,
-    inline: bool = False,
-    progress: Progress = no_progress,
-    cache: RenderCacheStore | None = None,
-    tree: Mapping[str, str] | None = None,
-    library: Library = NO_LIBRARY,
-    held: Mapping[str, str] | None = None,
-    pending: Pending | None = None,
-) -> Desired:
+class Context(NamedTuple):
+    """Everything the desired-tree stage takes besides the documents: one run's settings, its
+    adapters and what the run already read, received whole (a new need is a field here, not
+    one more parameter on the main path). A NamedTuple: cheaper to create at import than a
+    frozen dataclass, which every run, a no-op too, would pay (docs/benchmarks.md)."""
+
+    settings: Settings
+    renderer: Renderer
+    reader_factory: ReaderFactory | None = None  # Vault, built only when a document needs it
+    inline: bool = False  # secrets.mode inline, opted in (pipeline.inline_mode)
+    progress: Progress = no_progress
+    cache: RenderCacheStore | None = None  # the render cache; its hits need `tree`
+    tree: Mapping[str, str] | None = None  # the repository's tree (path -> blob id)
+    library: Library = NO_LIBRARY  # the catalog library, when the documents read use it
+    # Each contested clusterId -> the document _id the repository holds it for (None: the
+    # repository was not read, as in `render`).
+    held: Mapping[str, str] | None = None
+    # The clusters a rollout holds this run (their cached entry answers: not rendered); None
+    # without waves.
+    pending: Pending | None = None
+
+
+def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
 
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
-    are neither validated nor rendered again. `held` maps each contested clusterId to the
-    document _id the repository holds it for (None: the repository was not read). `pending`
-    says which clusters a rollout holds this run (their cached entry answers: not rendered).
+    are neither validated nor rendered again.
     """
+    settings, renderer, library, held = ctx.settings, ctx.renderer, ctx.library, ctx.held
+    inline, cache, tree = ctx.inline, ctx.cache, ctx.tree
     # Without a library read, no document references one: keys stay those of the bytes alone.
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
-                           else _shared_catalogs(settings, library), pending=pending)
+                           else _shared_catalogs(settings, library), pending=ctx.pending)
     classified = _classify(served.misses, settings, library, served.judge(
         lambda raw: model.classify(raw, settings, library)), held)
     # Each invalid catalog document once, then its users (each naming it).
@@ -127,7 +139,7 @@ def build_desired(
                       library_read=library is not NO_LIBRARY)
     clusters = list(classified.clusters)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
-                           reader_factory, inline=inline)
+                           ctx.reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
     rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
@@ -135,8 +147,8 @@ def build_desired(
     clusters += rotated.clusters
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
-    desired.pending = served.pending() if pending is not None else set()  # waves only
-    render_all(desired, clusters, secrets, renderer, inline=inline, progress=progress)
+    desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
+    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress)
     desired.stopped.update(c.cluster_id for c in clusters
                            if c.stopped and c.cluster_id in desired.files)  # rendered fine
     served.record(_rendered(desired, clusters), secrets.versions)
@@ -329,3 +341,29 @@ def _render_one(
     desired.docs[cid] = cluster.doc_id
     desired.files[cid] = {p: DesiredFile.of(c) for p, c in files.items()}
     return None
+
+
+def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
+    """Hides inline secret values in a diff, in every form they take in a rendered file."""
+    # As is, Properties-escaped, and Helm-escaped inside values.yaml's catalogs ({{ -> {{"{{"}}).
+    forms = sorted({f for s in desired.secret_texts if s
+                    for f in (s, prop_value(s), helm_escape(prop_value(s)))},
+                   key=len, reverse=True)
+    # Whole lines of secret-bearing properties too: the old side of a diff holds values from
+    # before a rotation, which this run never read.
+    names = "|".join(re.escape(prop_key(k)) for k in sorted(desired.secret_keys))
+    # (also as values.yaml list items: additionalExchangeManagerProperties' `- "key=value"`)
+    line = re.compile(rf"^(\s*(?:-\s+\"?)?(?:{names})=).*$", re.MULTILINE) if names else None
+    # In inline mode the old side may hold a secret this run no longer knows of (a document
+    # stopped using the placeholder): every catalog property value is shown as a tag instead.
+    tag = value_tagger() if inline else None
+    if not forms and line is None and tag is None:
+        return lambda text: text
+
+    def mask(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, "***")
+        text = line.sub(r"\g<1>***", text) if line is not None else text
+        return tag(text) if tag is not None else text
+
+    return mask

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -25,8 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from trinogen import model
+from trinogen.applications import Applications
 from trinogen.appprojects import ProjectPlanner, rendered_projects
-from trinogen.desired import VAULT_PARALLEL_READS, Desired, Progress, build_desired, no_progress
+from trinogen.desired import (
+    VAULT_PARALLEL_READS,
+    Context,
+    Desired,
+    Progress,
+    build_desired,
+    masker,
+    no_progress,
+)
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
@@ -39,8 +47,7 @@ from trinogen.ports import (
     Repository,
 )
 from trinogen.publish import Planner, Published, plan_failures, publish
-from trinogen.redact import value_tagger
-from trinogen.render import Renderer, helm_escape, prop_key, prop_value
+from trinogen.render import Renderer
 from trinogen.result import Report
 from trinogen.settings import Settings
 from trinogen.status import StatusReport, read_back, write_status
@@ -53,7 +60,7 @@ from trinogen.targets import (
 )
 
 __all__ = [
-    "VAULT_PARALLEL_READS", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
+    "VAULT_PARALLEL_READS", "Context", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
     "build_desired", "inline_mode", "render", "require_repo_url", "status", "sync", "validate",
 ]
 
@@ -129,9 +136,9 @@ def render(
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
     require_known(wanted, raws)
     renderer = Renderer(require_repo_url(settings))
-    desired = build_desired(settings, raws, renderer, reader_factory,
-                            inline=inline, progress=progress,
-                            library=read_library(source, raws, settings))
+    desired = build_desired(Context(settings, renderer, reader_factory, inline=inline,
+                                    progress=progress,
+                                    library=read_library(source, raws, settings)), raws)
     if wanted:
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
     contents = {cid: {p: f.content or b"" for p, f in files.items()}
@@ -280,29 +287,29 @@ class _Reader:
 
     def __call__(self, tree: Mapping[str, str]) -> Planner:
         layout = _layout(self.settings)
-        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout)
+        apps = Applications(tree, self.repo, layout)  # each Application file read once a run
+        raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout,
+                                     apps)
         self.progress("read", len(raws), len(raws))
         # A fresh load each time: entries kept by an earlier attempt belong to its read.
         self.cache = self.repo.render_cache(self.renderer.fingerprint)
-        held = Holdings(tree, self.repo, layout)  # who keeps a contested name (model.claims)
+        held = Holdings(tree, self.repo, layout, apps)  # who keeps a contested name (model.claims)
         pending = None if self.settings.rollout is None else self.rollouts.prepare(
             self.settings, raws, tree, self.repo, self.options)
-        desired = build_desired(self.settings, raws, self.renderer, self.reader_factory,
-                                inline=self.options.inline, progress=self.progress,
-                                cache=self.cache, tree=tree,
-                                library=read_library(self.source, raws, self.settings,
-                                                     holdings=held),
-                                held=held.clusters(raws), pending=pending)
+        desired = build_desired(Context(
+            self.settings, self.renderer, self.reader_factory, inline=self.options.inline,
+            progress=self.progress, cache=self.cache, tree=tree,
+            library=read_library(self.source, raws, self.settings, holdings=held),
+            held=held.clusters(raws), pending=pending), raws)
         if any(t.quotas.any for t in self.settings.tenants.values()):
             from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
 
-            enforce_quotas(self.settings, desired, tree, self.repo, layout,
-                           Scope(scope, self.source.complete))
+            enforce_quotas(self.settings, desired, apps, Scope(scope, self.source.complete))
         if self.settings.rollout is not None:
             self.rollouts(desired)
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
-                       ProjectPlanner(self.settings, self.renderer, layout, self.repo, self.cache))
+                       ProjectPlanner(self.settings, self.renderer, apps, self.cache))
 
     def save_cache(self) -> None:
         if self.cache is not None:  # a targeted or incomplete read keeps the others' entries
@@ -357,32 +364,6 @@ def _disabled(desired: Desired) -> list[str]:
 
 def _bytecode_dir(repo: Repository) -> Path | None:
     return repo.workdir / "trinogen-templates" if repo.workdir is not None else None
-
-
-def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:
-    """Hides inline secret values in a diff, in every form they take in a rendered file."""
-    # As is, Properties-escaped, and Helm-escaped inside values.yaml's catalogs ({{ -> {{"{{"}}).
-    forms = sorted({f for s in desired.secret_texts if s
-                    for f in (s, prop_value(s), helm_escape(prop_value(s)))},
-                   key=len, reverse=True)
-    # Whole lines of secret-bearing properties too: the old side of a diff holds values from
-    # before a rotation, which this run never read.
-    names = "|".join(re.escape(prop_key(k)) for k in sorted(desired.secret_keys))
-    # (also as values.yaml list items: additionalExchangeManagerProperties' `- "key=value"`)
-    line = re.compile(rf"^(\s*(?:-\s+\"?)?(?:{names})=).*$", re.MULTILINE) if names else None
-    # In inline mode the old side may hold a secret this run no longer knows of (a document
-    # stopped using the placeholder): every catalog property value is shown as a tag instead.
-    tag = value_tagger() if inline else None
-    if not forms and line is None and tag is None:
-        return lambda text: text
-
-    def mask(text: str) -> str:
-        for form in forms:
-            text = text.replace(form, "***")
-        text = line.sub(r"\g<1>***", text) if line is not None else text
-        return tag(text) if tag is not None else text
-
-    return mask
 
 
 def _layout(settings: Settings) -> Layout:

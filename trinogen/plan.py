@@ -140,8 +140,8 @@ class _RepoCluster:
 
 
 @dataclass(frozen=True)
-class _Documents:
-    """What the documents read say about clusters that were not rendered."""
+class Documents:
+    """What the documents read say about clusters that were not rendered (`kept`)."""
 
     failed_ids: frozenset[str]
     failed_docs: frozenset[str]
@@ -151,7 +151,7 @@ class _Documents:
 
     @classmethod
     def of(cls, failed: Iterable[Failed], disabled: Iterable[Disabled],
-           desired_docs: Mapping[str, str]) -> _Documents:
+           desired_docs: Mapping[str, str]) -> Documents:
         failed, disabled = list(failed), list(disabled)
         return cls(frozenset(f.cluster_id for f in failed if f.cluster_id),
                    frozenset(f.doc_id for f in failed),
@@ -159,21 +159,34 @@ class _Documents:
                    frozenset(d.doc_id for d in disabled),
                    {doc: cid for cid, doc in desired_docs.items()})
 
-    def failed(self, cid: str, doc: str | None) -> bool:
-        return cid in self.failed_ids or (doc is not None and doc in self.failed_docs)
-
-    def prune_reason(self, cid: str, doc: str | None) -> str | None:
-        """Why a cluster with files but nothing rendered goes; None: its document is unknown."""
-        if cid in self.disabled_ids or (doc is not None and doc in self.disabled_docs):
-            return DISABLED
-        if doc is None:
-            return None
-        if doc in self.renamed:
-            return f"document now has clusterId {self.renamed[doc]}"
-        return "document deleted"
-
 
 DISABLED = "disabled (enabled: false)"
+FAILED = "document failed; files kept as they are"
+NO_ID = "no document _id in the files"
+
+
+def absent_fate(cid: str, doc: str | None, docs: Documents, source_complete: bool
+                ) -> tuple[str, str]:
+    """("keep" | "prune", why) for a cluster the repository holds and nothing was rendered for.
+    The one statement of these rules: the quotas (`trinogen.admission`) count what is kept."""
+    if cid in docs.failed_ids or (doc is not None and doc in docs.failed_docs):
+        return "keep", FAILED
+    if cid in docs.disabled_ids or (doc is not None and doc in docs.disabled_docs):
+        return "prune", DISABLED  # a disabled document was read: it prunes even then
+    if doc is None:  # whether its document is gone cannot be told
+        return "keep", NO_ID
+    reason = (f"document now has clusterId {docs.renamed[doc]}" if doc in docs.renamed
+              else "document deleted")
+    if not source_complete:
+        return "keep", "the source was not read completely; kept rather than pruned as " + reason
+    return "prune", reason
+
+
+def kept(cid: str, doc: str | None, docs: Documents, *, source_complete: bool,
+         targets: set[str] | None) -> bool:
+    """Whether the plan leaves the files of a cluster nothing was rendered for as they are."""
+    return ((targets is not None and cid not in targets)
+            or absent_fate(cid, doc, docs, source_complete)[0] == "keep")
 
 
 @dataclass
@@ -201,7 +214,7 @@ def make_plan(
     extra: Mapping[str, DesiredFile] | None = None,  # files of no cluster (the app-of-apps)
 ) -> Plan:
     repo = _repo_clusters(layout, current)
-    docs = _Documents.of(failed, disabled, desired_docs)
+    docs = Documents.of(failed, disabled, desired_docs)
     scope = set(repo) | set(desired) | docs.failed_ids
     if targets is not None:
         scope &= targets
@@ -244,26 +257,21 @@ def _plan_rendered(
 
 
 def _plan_absent(
-    plan: _Builder, cid: str, have: _RepoCluster, docs: _Documents, guards: Guards
+    plan: _Builder, cid: str, have: _RepoCluster, docs: Documents, guards: Guards
 ) -> None:
     """A cluster with nothing rendered: kept (its document failed or is unknown) or pruned."""
     doc = have.doc_id
-    if docs.failed(cid, doc):
-        plan.keep(cid, doc, "document failed; files kept as they are")
+    fate, reason = absent_fate(cid, doc, docs, guards.source_complete)
+    if not have.files and reason != FAILED:
         return
-    if not have.files:
-        return
-    reason = docs.prune_reason(cid, doc)
-    if reason is None:
-        plan.problems.append(Problem(cid, "", "its files carry no document _id in their header, "
-                                     "so trinogen cannot tell whether the document is gone; kept"))
-        plan.keep(cid, None, "no document _id in the files")
-    elif not guards.source_complete and reason != DISABLED:
-        plan.keep(cid, doc, "the source was not read completely; kept rather than pruned as "
-                  + reason)
-    else:
+    if fate == "prune":
         plan.clusters.append(ClusterChange(cid, "prune", doc, reason))
         plan.files.extend(FileChange(p, "delete", cid) for p in sorted(have.files))
+        return
+    if reason == NO_ID:
+        plan.problems.append(Problem(cid, "", "its files carry no document _id in their header, "
+                                     "so trinogen cannot tell whether the document is gone; kept"))
+    plan.keep(cid, doc, reason)
 
 
 def _plan_extra(
@@ -375,26 +383,3 @@ def unified_diff(
             text += "\n"
         chunks.append(text)
     return "".join(chunks)
-
-
-_COMMITTED = (("add", "added"), ("update", "updated"), ("prune", "pruned"))
-
-
-def commit_message(plan: Plan) -> str:
-    """A title counting the clusters changed, then one line per cluster with its _id and why."""
-    lines = [_commit_title(plan.counts()), ""]
-    for action, word in _COMMITTED:
-        for c in plan.by_action(action):
-            why = f", {c.reason}" if c.reason else ""
-            lines.append(f"{word}: {c.cluster_id} (_id {c.doc_id or 'unknown'}{why})")
-    shared = [f"{ch.path} ({ch.action})" for ch in plan.files if ch.cluster is None]
-    if shared:  # the app-of-apps, the tenants' AppProjects
-        lines.append(f"also: {', '.join(shared)}")
-    return "\n".join(lines) + "\n"
-
-
-def _commit_title(counts: Mapping[str, int]) -> str:
-    parts = [f"{counts[a]} {w}" for a, w in _COMMITTED if counts[a]]
-    changed = counts["add"] + counts["update"] + counts["prune"]
-    plural = "s" if changed != 1 else ""
-    return f"trinogen: sync {changed} cluster{plural} ({', '.join(parts) or 'shared files'})"

@@ -23,14 +23,7 @@ from dataclasses import dataclass
 from trinogen.desired import Desired
 from trinogen.errors import GitUnavailable, Problem, SafetyRefusal
 from trinogen.model import Failed
-from trinogen.plan import (
-    CurrentFile,
-    Guards,
-    Layout,
-    Plan,
-    commit_message,
-    make_plan,
-)
+from trinogen.plan import CurrentFile, Guards, Layout, Plan, make_plan
 from trinogen.ports import PushOutcome, Repository
 from trinogen.render import HEAD_BYTES, FileHeader, parse_header
 
@@ -136,6 +129,29 @@ def _commit_and_push(
     if before_push is not None:
         before_push()  # watch: "am I still the leader?"; raising aborts the push
     return sha, repo.push()
+
+
+_COMMITTED = (("add", "added"), ("update", "updated"), ("prune", "pruned"))
+
+
+def commit_message(plan: Plan) -> str:
+    """A title counting the clusters changed, then one line per cluster with its _id and why."""
+    lines = [_commit_title(plan.counts()), ""]
+    for action, word in _COMMITTED:
+        for c in plan.by_action(action):
+            why = f", {c.reason}" if c.reason else ""
+            lines.append(f"{word}: {c.cluster_id} (_id {c.doc_id or 'unknown'}{why})")
+    shared = [f"{ch.path} ({ch.action})" for ch in plan.files if ch.cluster is None]
+    if shared:  # the app-of-apps, the tenants' AppProjects
+        lines.append(f"also: {', '.join(shared)}")
+    return "\n".join(lines) + "\n"
+
+
+def _commit_title(counts: Mapping[str, int]) -> str:
+    parts = [f"{counts[a]} {w}" for a, w in _COMMITTED if counts[a]]
+    changed = counts["add"] + counts["update"] + counts["prune"]
+    plural = "s" if changed != 1 else ""
+    return f"trinogen: sync {changed} cluster{plural} ({', '.join(parts) or 'shared files'})"
 
 
 def plan_failures(plan: Plan) -> list[Failed]:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from trinogen.applications import Applications
 from trinogen.errors import ConfigError
 from trinogen.model import RawDocument, claimed_cluster_id, enabled_claims
 from trinogen.model.library import (
@@ -42,12 +43,13 @@ class Targets:
 
 def read_documents(
     source: DocumentSource, targets: Targets, tree: Mapping[str, str], repo: Repository,
-    layout: Layout,
+    layout: Layout, apps: Applications | None = None,
 ) -> tuple[list[RawDocument], set[str] | None]:
-    """The documents to plan with, and the cluster ids the plan is limited to (None: all)."""
+    """The documents to plan with, and the cluster ids the plan is limited to (None: all);
+    `apps`: the run's read of the tree's Application files (None: one of its own)."""
     if not targets.targeted:
         return source.read_all(), None
-    repo_docs = recorded_documents(tree, repo, layout)
+    repo_docs = (apps or Applications(tree, repo, layout)).recorded()
     doc_ids = set(targets.doc_ids)
     cluster_ids = set(targets.clusters) | {c for c, d in repo_docs.items() if d in doc_ids}
     doc_ids |= {repo_docs[c] for c in cluster_ids if c in repo_docs}
@@ -92,25 +94,27 @@ def require_known(
 
 def recorded_documents(tree: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
     """Cluster id -> the document _id recorded in its Application file's header."""
-    return _recorded({p: b for p, b in tree.items()
-                      if p.startswith(layout.applications_dir + "/")}, repo, layout)
+    return Applications(tree, repo, layout).recorded()
 
 
 @dataclass(frozen=True)
 class Holdings:
     """What the repository holds, asked only about names several documents claim (the first
-    create wins: `model.claims`); an ordinary run, where no name is contested, reads nothing."""
+    create wins: `model.claims`); an ordinary run, where no name is contested, reads nothing.
+    `apps`: the run's read of the Application files (None: one of its own)."""
 
     tree: Mapping[str, str]
     repo: Repository
     layout: Layout
+    apps: Applications | None = None
 
     def clusters(self, raws: Sequence[RawDocument]) -> dict[str, str]:
         """For each clusterId several enabled documents claim, the _id its Application file's
         header records."""
-        paths = (f"{self.layout.applications_dir}/{cid}.yaml" for cid in _contested(raws))
-        return _recorded({p: self.tree[p] for p in paths if p in self.tree}, self.repo,
-                         self.layout)
+        contested = _contested(raws)
+        if not contested:
+            return {}
+        return (self.apps or Applications(self.tree, self.repo, self.layout)).recorded(contested)
 
     def catalogs(self, names: Collection[str]) -> dict[str, frozenset[str]]:
         """For each contested catalog name, the library _ids the clusters' catalog copies record
@@ -143,19 +147,6 @@ def _catalog_copies(tree: Mapping[str, str], layout: Layout) -> list[str]:
     prefix = layout.clusters_dir + "/"
     return [b for p, b in tree.items() if p.startswith(prefix) and p.endswith(".properties")
             and p.rsplit("/", 2)[-2] == "catalog"]
-
-
-def _recorded(apps: Mapping[str, str], repo: Repository, layout: Layout) -> dict[str, str]:
-    if not apps:
-        return {}
-    heads = repo.heads(apps.values())
-    found: dict[str, str] = {}
-    for path, blob in apps.items():
-        cid = layout.cluster_of(path)
-        header = parse_header(heads.get(blob, b""))
-        if cid and header and header.doc_id:
-            found[cid] = header.doc_id
-    return found
 
 
 def _with_claimants(

@@ -42,8 +42,10 @@ def _entry(name: str, q: str) -> str | None:
     if "/" not in name and name not in STANDARD and not name.startswith(HUGE_PAGES):
         return ("is not a resource a container can ask for: cpu, memory, ephemeral-storage, "
                 "hugepages-<size>, or a name with a domain (example.com/gpu)")
+    if not _extended(name):  # most entries (cpu, memory): the value matters in _request only
+        return None
     value = quantity_value(q)
-    if _extended(name) and value is not None and value != value.to_integral_value():
+    if value is not None and value != value.to_integral_value():
         return f"{q} is not a whole number: Kubernetes counts extended resources in units"
     return None
 

@@ -133,10 +133,9 @@ def _enabled(props: Props, switch: str, known: PropertySet | None = None) -> boo
     return any((e := props.get(n)) is not None and e[0].strip().lower() == "true" for n in names)
 
 
-def _aliases(known: PropertySet, switch: str) -> set[str]:
+def _aliases(known: PropertySet, switch: str) -> frozenset[str]:
     """`switch` and the names the connector's legacy mapping ties to it, either way."""
-    return ({switch, known.legacy_names.get(switch) or switch}
-            | {old for old, new in known.legacy_names.items() if new == switch})
+    return known.aliases(switch)
 
 
 def _current(known: PropertySet, switch: str) -> str:
@@ -164,6 +163,8 @@ def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
     """s3.*, gcs.* and azure.* keys of a connector whose switch for them is not on."""
     findings: list[Finding] = []
     for switch, prefix in CONDITIONAL_PREFIXES.items():
+        if not any(key.startswith(prefix) for key in props):
+            continue  # nothing to refuse (most catalogs): the switch need not be looked up
         name = _current(known, switch)
         if not known.accepts(name) or _enabled(props, switch, known):
             continue

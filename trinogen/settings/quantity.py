@@ -7,8 +7,8 @@ limits of a document); `trinogen.model.units` re-exports them. Pure.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 # Kubernetes resource.Quantity: a decimal number with a binary or decimal suffix or an exponent,
 # and an optional "+" (the API server takes "+1"; a "-" it parses too, but no request or quota

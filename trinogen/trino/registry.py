@@ -8,7 +8,7 @@ first ``registry_for()`` does, once, and each version's sets are built on first 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -48,6 +48,10 @@ class PropertySet:
     def conditions(self, key: str) -> list[Condition]:
         """The switches under which alone Trino binds `key` (none: bound whatever they say)."""
         return list(self._conditions.get(key, ()))
+
+    def unconditional(self, keys: Iterable[str]) -> bool:
+        """No key of `keys` has a condition (one pass in C for a whole catalog)."""
+        return self._conditions.keys().isdisjoint(keys)
 
     def aliases(self, name: str) -> frozenset[str]:
         """`name` and the names the legacy mapping ties to it, either way."""

@@ -24,7 +24,7 @@ from trinogen.errors import ConfigError
 from trinogen.ports import AppView
 from trinogen.report import format_status
 from trinogen.settings import Settings
-from trinogen.status import join_argo, revision_is
+from trinogen.status.argo import join_argo, revision_is
 
 T1 = datetime(2026, 12, 1, tzinfo=UTC)
 T2 = T1 + timedelta(hours=1)

@@ -27,7 +27,8 @@ from trinogen.model import Disabled, RawDocument, classify, declares_stopped
 from trinogen.plan import ClusterChange
 from trinogen.report import format_status
 from trinogen.source import doc_key
-from trinogen.status import StatusReport, status_rows
+from trinogen.status import status_rows
+from trinogen.status.argo import StatusReport
 
 HPA = {"type": "hpa", "minReplicas": 2, "maxReplicas": 8, "targetCPUUtilizationPercentage": 70}
 NOW = datetime(2026, 1, 2, tzinfo=UTC)

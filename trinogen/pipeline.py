@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen import model
 from trinogen.applications import Applications
@@ -50,7 +50,7 @@ from trinogen.publish import Planner, Published, plan_failures, publish
 from trinogen.render import Renderer
 from trinogen.result import Report
 from trinogen.settings import Settings
-from trinogen.status import StatusReport, read_back, write_status
+from trinogen.status import write_status
 from trinogen.targets import (
     Holdings,
     Targets,
@@ -58,6 +58,9 @@ from trinogen.targets import (
     read_library,
     require_known,
 )
+
+if TYPE_CHECKING:
+    from trinogen.status.argo import StatusReport
 
 __all__ = [
     "VAULT_PARALLEL_READS", "Context", "Desired", "Progress", "ReaderFactory", "Report", "SyncOptions",
@@ -100,6 +103,8 @@ def validate(settings: Settings, source: DocumentSource) -> Report:
 def status(settings: Settings, source: DocumentSource, view: ArgoView | None,
            note: str = "") -> StatusReport:
     """The status records, with Argo CD's view of each cluster when `view` is given."""
+    from trinogen.status.argo import read_back  # `trinogen status` only, not a sync
+
     report = read_back(source, view, settings.argocd.app_name_prefix, note,
                        settings.argocd.root_app_name)
     report.namespace = settings.argocd.namespace

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from trinogen.model.library import CATALOG_DOC
 
 if TYPE_CHECKING:
-    from trinogen.status import ArgoRow, StatusReport
+    from trinogen.status.argo import ArgoRow, StatusReport
 
 LIST_LIMIT = 25  # clusters listed per action in text output
 

@@ -22,7 +22,7 @@ from trinogen.redact import RedactingFilter, redact_text
 
 if TYPE_CHECKING:
     from trinogen.result import Report
-    from trinogen.status import StatusReport
+    from trinogen.status.argo import StatusReport
 
 log = logging.getLogger("trinogen")
 

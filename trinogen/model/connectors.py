@@ -166,7 +166,8 @@ def catalog_properties(
             continue
         texts[key] = (text, kpath)
         bound = binding.bind(text, kpath, c)
-        if bound is not None and not _secret_in_url(key, text, bound, kpath, c):
+        if bound is not None and (len(bound) == 1 and type(bound[0]) is str  # most values
+                                  or not _secret_in_url(key, text, bound, kpath, c)):
             entries.append((key, bound))
     if storage is not None:  # a store picked: its file-system properties join the catalog
         for key, bound in storage_properties(storage, path, props, binding.stores,

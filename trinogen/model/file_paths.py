@@ -82,11 +82,11 @@ def check_file_paths(props: Props, roles: Mapping[str, Role | None],
 
 def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
     """Judge one catalog's properties, each placeholder read as the text the document wrote."""
-    base = f"connectors[{json.dumps(conn.name)}]"
-    _judge_jdbc_urls(conn, base, mounted, c)
+    _judge_jdbc_urls(conn, mounted, c)
     keys = [key for key, _ in conn.properties if key in REFUSED or names_files(key)]
     if not keys:  # most catalogs: no property names a file
         return
+    base = _base(conn)
     texts = {key: _text(segments) for key, segments in conn.properties}
     for key in keys:
         # Without legacy Hadoop Trino does not read hive.config.resources at all (the
@@ -97,10 +97,14 @@ def _judge_catalog(conn: Connector, mounted: Mounted, c: Checker) -> None:
         _judge(key, texts[key], field_path(base, "properties", key), mounted, c)
 
 
-def _judge_jdbc_urls(conn: Connector, base: str, mounted: Mounted, c: Checker) -> None:
+def _base(conn: Connector) -> str:
+    return f"connectors[{json.dumps(conn.name)}]"
+
+
+def _judge_jdbc_urls(conn: Connector, mounted: Mounted, c: Checker) -> None:
     for key, segments in conn.properties:
         if segments and isinstance(segments[0], str) and is_jdbc_url(segments[0]):
-            _judge_jdbc(_text(segments), field_path(base, "properties", key), mounted, c)
+            _judge_jdbc(_text(segments), field_path(_base(conn), "properties", key), mounted, c)
 
 
 def _judge_jdbc(url: str, path: str, mounted: Mounted, c: Checker) -> None:

@@ -135,16 +135,17 @@ _ORACLE_PROVIDER = re.compile(r"@\s*config-", re.IGNORECASE)
 _SEPARATORS = re.compile(r"[?&;,()]+")
 _URL_VALUE = re.compile(r"(?:file|jar|local):", re.IGNORECASE)
 _JDBC = re.compile(r"\s*jdbc:", re.IGNORECASE)
+_J = frozenset("jJ")  # no other character folds to j (a set: "" is in every string)
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _FILE_URL = re.compile(r"file:(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def is_jdbc_url(value: str) -> bool:
     """Does the value start with a JDBC URL (called for every catalog value: no copies)?"""
-    head = value[:5]
-    if head.lower() == "jdbc:":
-        return True
-    return head[:1].isspace() and _JDBC.match(value) is not None
+    first = value[:1]
+    if first in _J:
+        return value[:5].lower() == "jdbc:"
+    return first.isspace() and _JDBC.match(value) is not None
 
 
 def _decoded(text: str) -> str:

@@ -38,6 +38,8 @@ LOCAL_SWITCHES = frozenset({"fs.native-local.enabled", "fs.local.enabled"})
 HADOOP_SWITCH = "fs.hadoop.enabled"
 # Connectors whose own engine reads the pod's files.
 LOCAL_CONNECTORS = frozenset({"duckdb"})
+# The keys _switch_problem judges besides local.*: every other key of every catalog skips it.
+_SWITCH_KEYS = LOCAL_SWITCHES | {HADOOP_SWITCH, "connector.name"}
 WHY = "it would read the Trino pods' own files (the service-account token, /proc, keystores)"
 
 
@@ -47,7 +49,7 @@ def local_file_problem(key: str, value: str) -> str | None:
         found = jdbc_problem(value)
         if found is not None:
             return found
-    switched = _switch_problem(key, value)
+    switched = _switch_problem(key, value) if key in _SWITCH_KEYS or key.startswith("local.") else None
     if switched is not None:
         return switched
     found = _local_reference(value)

@@ -30,7 +30,8 @@ def problems(res: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str, str]]
     """(requests or limits, resource name, what is wrong) for every rule the resources break."""
     requests, limits = res.get("requests", {}), res.get("limits", {})
     out = [(kind, name, wrong) for kind, entries in (("requests", requests), ("limits", limits))
-           for name, q in entries.items() if (wrong := _entry(name, q))]
+           for name, q in entries.items()
+           if name not in STANDARD and (wrong := _entry(name, q))]  # cpu, memory: fine here
     for name, request in requests.items():
         wrong = _request(name, request, limits.get(name))
         if wrong:
@@ -42,8 +43,10 @@ def _entry(name: str, q: str) -> str | None:
     if "/" not in name and name not in STANDARD and not name.startswith(HUGE_PAGES):
         return ("is not a resource a container can ask for: cpu, memory, ephemeral-storage, "
                 "hugepages-<size>, or a name with a domain (example.com/gpu)")
+    if not _extended(name):  # most entries (cpu, memory): the value matters in _request only
+        return None
     value = quantity_value(q)
-    if _extended(name) and value is not None and value != value.to_integral_value():
+    if value is not None and value != value.to_integral_value():
         return f"{q} is not a whole number: Kubernetes counts extended resources in units"
     return None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 # Kubernetes resource.Quantity: a decimal number with a binary or decimal suffix or an exponent,
 # and an optional "+" (the API server takes "+1"; a "-" it parses too, but no request or quota
@@ -21,6 +22,10 @@ _QUANTITY_UNITS = {
 }  # fmt: skip
 
 
+# A fleet repeats a few dozen quantities ("16Gi", "4") across every document's requests, limits
+# and heaps; each is parsed once (values are immutable Decimals; the size bounds what a hostile
+# fleet of distinct quantities can hold).
+@lru_cache(maxsize=4096)
 def quantity_value(text: str) -> Decimal | None:
     """The value of a Kubernetes quantity (`"16Gi"`, `"500m"`, `"1e3"`), or None."""
     m = QUANTITY.fullmatch(text)

@@ -29,6 +29,7 @@ CONDITIONAL_PREFIXES = {
     "fs.native-gcs.enabled": "gcs.",
     "fs.native-azure.enabled": "azure.",
 }
+_SWITCHED_PREFIXES = tuple(CONDITIONAL_PREFIXES.values())
 # Every switch that gives a lake catalog a file system for its table locations.
 FILE_SYSTEM_SWITCHES = (*CONDITIONAL_PREFIXES, "fs.hadoop.enabled", "fs.native-local.enabled",
                         "fs.alluxio.enabled")
@@ -133,10 +134,9 @@ def _enabled(props: Props, switch: str, known: PropertySet | None = None) -> boo
     return any((e := props.get(n)) is not None and e[0].strip().lower() == "true" for n in names)
 
 
-def _aliases(known: PropertySet, switch: str) -> set[str]:
+def _aliases(known: PropertySet, switch: str) -> frozenset[str]:
     """`switch` and the names the connector's legacy mapping ties to it, either way."""
-    return ({switch, known.legacy_names.get(switch) or switch}
-            | {old for old, new in known.legacy_names.items() if new == switch})
+    return known.aliases(switch)
 
 
 def _current(known: PropertySet, switch: str) -> str:
@@ -163,7 +163,11 @@ def _file_systems(connector: str, known: PropertySet, path: str, props: Props) -
 def _switched_off(known: PropertySet, props: Props) -> list[Finding]:
     """s3.*, gcs.* and azure.* keys of a connector whose switch for them is not on."""
     findings: list[Finding] = []
+    if not any(key.startswith(_SWITCHED_PREFIXES) for key in props):
+        return findings  # most catalogs: no s3.*, gcs.* or azure.* key
     for switch, prefix in CONDITIONAL_PREFIXES.items():
+        if not any(key.startswith(prefix) for key in props):
+            continue  # nothing to refuse (most catalogs): the switch need not be looked up
         name = _current(known, switch)
         if not known.accepts(name) or _enabled(props, switch, known):
             continue
@@ -180,7 +184,9 @@ def _unswitched(known: PropertySet, props: Props, reported: set[str]) -> list[Fi
     kafka.table-names the FILE supplier. The registry reads these from the connectors' jars
     (tools/trino_registry/conditional.py); a key already refused for another reason is left to
     that finding."""
-    findings = []
+    findings: list[Finding] = []
+    if known.unconditional(props.keys()):
+        return findings  # no key of this catalog is bound under a condition
     for key, (_, kpath) in props.items():
         if kpath in reported or not known.known(key):
             continue

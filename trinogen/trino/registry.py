@@ -8,7 +8,7 @@ first ``registry_for()`` does, once, and each version's sets are built on first 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -47,8 +47,35 @@ class PropertySet:
 
     def conditions(self, key: str) -> list[Condition]:
         """The switches under which alone Trino binds `key` (none: bound whatever they say)."""
-        return [Condition(switch, str(entry["default"]), tuple(entry["binds"][key]))
-                for switch, entry in self.conditional.items() if key in entry["binds"]]
+        return list(self._conditions.get(key, ()))
+
+    def unconditional(self, keys: Iterable[str]) -> bool:
+        """No key of `keys` has a condition (one pass in C for a whole catalog)."""
+        return self._conditions.keys().isdisjoint(keys)
+
+    def aliases(self, name: str) -> frozenset[str]:
+        """`name` and the names the legacy mapping ties to it, either way."""
+        return frozenset({name, self.legacy_names.get(name) or name}) | self._renamed.get(
+            name, frozenset())
+
+    # Tables derived once per set (a set is built once per version and connector): every
+    # catalog key is checked against them, and a pass over all switches or all legacy names
+    # per key was a tenth of classifying a plain fleet.
+    @cached_property
+    def _conditions(self) -> Mapping[str, tuple[Condition, ...]]:
+        table: dict[str, list[Condition]] = {}
+        for switch, entry in self.conditional.items():  # in the switches' order, as before
+            default = str(entry["default"])
+            for key, values in entry["binds"].items():
+                table.setdefault(key, []).append(Condition(switch, default, tuple(values)))
+        return {key: tuple(found) for key, found in table.items()}
+
+    @cached_property
+    def _renamed(self) -> Mapping[str, frozenset[str]]:
+        table: dict[str, set[str]] = {}
+        for old, new in self.legacy_names.items():
+            table.setdefault(new, set()).add(old)
+        return {new: frozenset(olds) for new, olds in table.items()}
 
     def known(self, key: str) -> bool:
         """A current name: bound by @Config, or under a prefix family the scan could not list."""

@@ -49,7 +49,7 @@ def enforce_quotas(
     run's read of the tree's Application files, shared with the other steps)."""
     limits = {name: t.quotas for name, t in settings.tenants.items() if t.quotas.any}
     tree, layout = apps.tree, apps.layout
-    held = _clusters(tree, layout)
+    held = layout.files_by_cluster(tree)
     changed = _changed(desired, held, layout)
     if not any(m.owner in limits for m in changed.values()):
         return  # no change of a tenant with a quota: nothing to read
@@ -109,15 +109,6 @@ def _change(cid: str, doc: str, new: Measured, old: str | None,
     before = measured.get(old) if old is not None else None
     return Change(cid, doc, new, before.usage if before else NONE,
                   before.owner if before else None, held=before is not None and old == cid)
-
-
-def _clusters(tree: Mapping[str, str], layout: Layout) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for path, blob in tree.items():
-        cid = layout.cluster_of(path)
-        if cid is not None:
-            out.setdefault(cid, {})[path] = blob
-    return out
 
 
 def _values(layout: Layout, cid: str) -> str:

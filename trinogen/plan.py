@@ -67,6 +67,14 @@ class Layout:
                 return name[: -len(".yaml")] or None
         return None
 
+    def files_by_cluster(self, tree: Mapping[str, str]) -> dict[str, dict[str, str]]:
+        """A tree's files (path -> blob) grouped by the cluster each belongs to."""
+        out: dict[str, dict[str, str]] = {}
+        for path, blob in tree.items():
+            if (cid := self.cluster_of(path)) is not None:
+                out.setdefault(cid, {})[path] = blob
+        return out
+
 
 @dataclass(frozen=True)
 class FileChange:
@@ -331,17 +339,25 @@ def _empty_source(g: Guards, repo_count: int) -> str | None:
     return None
 
 
+def _over_both(n: int, count: int, share: float, repo_count: int) -> bool:
+    """More than BOTH limits: the count and the share of the repository's clusters."""
+    return n > count and n > share * repo_count
+
+
+def _named(changes: list[ClusterChange]) -> str:  # the first ten, for a refusal's message
+    return ", ".join(c.cluster_id for c in changes[:10]) + (" ..." if len(changes) > 10 else "")
+
+
 def is_mass_prune(prunes: int, repo_count: int, g: Guards) -> bool:
-    """More prunes than BOTH limits: the count and the share of the repository's clusters."""
-    return prunes > g.max_prune_count and prunes > g.max_prune_share * repo_count
+    """More prunes than both of the mass-prune limits."""
+    return _over_both(prunes, g.max_prune_count, g.max_prune_share, repo_count)
 
 
 def _mass_prune(prunes: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
     if g.allow_mass_prune or not is_mass_prune(len(prunes), repo_count, g):
         return None
-    names = ", ".join(c.cluster_id for c in prunes[:10]) + (" ..." if len(prunes) > 10 else "")
     return (
-        f"the run would prune {len(prunes)} of {repo_count} clusters ({names}), more than "
+        f"the run would prune {len(prunes)} of {repo_count} clusters ({_named(prunes)}), more than "
         f"sync.max_prune_count ({g.max_prune_count}) and sync.max_prune_share "
         f"({g.max_prune_share:.0%}); check the source, then run again with --allow-mass-prune"
     )
@@ -351,13 +367,12 @@ def _fleet_change(updates: list[ClusterChange], g: Guards, repo_count: int) -> s
     """Without waves, an update of more running clusters than both limits goes nowhere (with no
     rollout record a settings change and a mass edit look alike: both count, same blast radius)."""
     n = len(updates)
-    if (g.allow_fleet_change or g.waves or n <= g.max_fleet_change_count
-            or n <= g.max_fleet_change_share * repo_count):
+    if g.allow_fleet_change or g.waves or not _over_both(
+            n, g.max_fleet_change_count, g.max_fleet_change_share, repo_count):
         return None
-    names = ", ".join(c.cluster_id for c in updates[:10]) + (" ..." if n > 10 else "")
     return (
-        f"the run would change {n} of {repo_count} running clusters at once ({names}), more than "
-        f"sync.max_fleet_change_count ({g.max_fleet_change_count}) and "
+        f"the run would change {n} of {repo_count} running clusters at once ({_named(updates)}), "
+        f"more than sync.max_fleet_change_count ({g.max_fleet_change_count}) and "
         f"sync.max_fleet_change_share ({g.max_fleet_change_share:.0%}); a settings, template or "
         "chart change should go in waves (the `rollout` settings, docs/rollouts.md), or run "
         "again with --allow-fleet-change"

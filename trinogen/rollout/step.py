@@ -157,7 +157,7 @@ def prepare(i: Inputs) -> Prepared:
     r = state.rollout
     if r is not None and not r.waves:  # a record from before they were kept: the settings'
         state = state.with_rollout(r := dataclasses.replace(r, waves=rules.waves))
-    held_files = clusters_in(i.tree, i.layout)
+    held_files = i.layout.files_by_cluster(i.tree)
     verdict = _early_verdict(i, r, held_files)
     restart = r is None or (r.aborted and i.control.resume)  # a new rollout: the settings' waves
     return Prepared(old, state, held_files, verdict, rules, _holding(r, i.control, verdict),
@@ -372,13 +372,3 @@ def _digests(desired: Desired, raws: Iterable[RawDocument]) -> dict[str, str]:
 
 def _digest(raw: RawDocument) -> str | None:
     return document_key(raw.body, _DIGEST_SALT, raw.digest)
-
-
-def clusters_in(tree: Mapping[str, str], layout: Layout) -> dict[str, dict[str, str]]:
-    """The repository's files by cluster (path -> blob)."""
-    out: dict[str, dict[str, str]] = {}
-    for path, blob in tree.items():
-        cid = layout.cluster_of(path)
-        if cid is not None:
-            out.setdefault(cid, {})[path] = blob
-    return out

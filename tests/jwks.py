@@ -87,7 +87,7 @@ def serving(keys: list[SigningKey], cert: Path, key: Path) -> Iterator[JwksServe
     seen: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             seen.append(self.path)
             ok = self.path == "/jwks.json"
             self.send_response(200 if ok else 404)

@@ -100,11 +100,11 @@ def _ldif(root: Path, users: tuple[User, ...]) -> str:
     def hashed(password: str) -> str:
         return _run(str(SLAPPASSWD), "-T", "/dev/stdin", cwd=root, stdin=password).strip()
 
-    entries = [f"dn: {BASE}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\n"
-               "o: Example\n",
+    entries = [(f"dn: {BASE}\nobjectClass: dcObject\nobjectClass: organization\n"
+                "dc: example\no: Example\n"),
                f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n",
-               f"dn: {SERVICE_DN}\nobjectClass: person\ncn: trino-svc\nsn: svc\n"
-               f"userPassword: {hashed(SERVICE_PASSWORD)}\n"]
+               (f"dn: {SERVICE_DN}\nobjectClass: person\ncn: trino-svc\nsn: svc\n"
+                f"userPassword: {hashed(SERVICE_PASSWORD)}\n")]
     entries += [f"dn: uid={u.uid},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: {u.uid}\n"
                 f"cn: {u.uid}\nsn: {u.uid}\ndepartmentNumber: {u.group}\n"
                 f"userPassword: {hashed(u.password)}\n" for u in users]

@@ -140,14 +140,19 @@ def _ldap_url(where: str, raw: Mapping[str, Any]) -> tuple[str, bool]:
                           f"allow_insecure: true), not {url!r}")
     if not isinstance(insecure, bool):
         raise ConfigError(f"{where}.allow_insecure must be true or false")
-    if m.group("scheme") == "ldap" and not insecure:
+    _tls_choice(where, str(url), m.group("scheme") == "ldaps", insecure, "truststore" in raw)
+    return str(url), insecure
+
+
+def _tls_choice(where: str, url: str, tls: bool, insecure: bool, truststore: bool) -> None:
+    """ldap:// only when the option says allow_insecure, and nothing of TLS's with it."""
+    if not tls and not insecure:
         raise ConfigError(f"{where}.url {url!r} has no TLS: the users' passwords would cross "
                           "the network as typed; use ldaps://, or say allow_insecure: true")
-    if m.group("scheme") == "ldaps" and insecure:
+    if tls and insecure:
         raise ConfigError(f"{where}.allow_insecure is for ldap:// URLs; {url!r} uses TLS")
-    if insecure and "truststore" in raw:
+    if insecure and truststore:
         raise ConfigError(f"{where}.truststore is for ldaps:// URLs")
-    return str(url), insecure
 
 
 def _ldap_modes(where: str, ldap: Ldap) -> None:

@@ -113,14 +113,17 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         trino_version=need.version,
         workers=workers,
         coordinator=replace(need.coordinator, extra_properties=(
-            *server.coordinator, *need.coordinator.extra_properties, *auth.coordinator)),
+            *server.coordinator, *need.coordinator.extra_properties, *auth.coordinator,
+            *(line for _, part in picked.kinds for line in part.coordinator))),
         worker=need.worker,
         max_memory=server.max_memory,
         node_environment=server.node_environment,
         include_coordinator=server.include_coordinator,
         # the option's lines come after the document's own (sorted: the order is the file's)
         config_properties=tuple(sorted((*server.config, *auth.config,
-                                        *p.fault_tolerance.config))),
+                                        *p.fault_tolerance.config,
+                                        *(line for _, part in picked.kinds
+                                          for line in part.config)))),
         node_properties=tuple(server.node),
         connectors=need.found,
         autoscaling=autoscaling,
@@ -138,7 +141,7 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         authentication=auth.auth,
         access=p.access,
         service_account=picked.service_account,
-        ingress=picked.ingress,
+        kinds=picked.kinds,
         jmx_exporter=picked.jmx_exporter,
         service_monitor=picked.service_monitor,
         coordinator_placement=op.coordinator_placement,

@@ -1,5 +1,6 @@
 """The chart values of a cluster's workload options: pod labels, ServiceAccount, JMX exporter,
-ServiceMonitors, Ingress. Pure: Cluster and settings in, plain values for the template out.
+ServiceMonitors (the option kinds' values are render/kinds.py's). Pure: Cluster and settings in,
+plain values for the template out.
 
 Where the chart runs a value through Helm's `tpl` it is escaped here (`configProperties`); the
 other values are names and labels that were checked to hold no `{{` (model/workload.py).
@@ -47,7 +48,6 @@ def workload_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
         "service_account": _service_account(cluster),
         "jmx": _jmx(cluster, s) if cluster.jmx_exporter else None,
         "service_monitor": _service_monitor(s) if cluster.service_monitor else None,
-        "ingress": _ingress(cluster),
     }
 
 
@@ -89,15 +89,3 @@ def _service_monitor(s: Settings) -> dict[str, Any]:
     labels: dict[str, str | None] = {k: None for k in CHART_SERVICE_MONITOR_LABELS}
     labels.update(s.monitoring.service_monitor_labels)
     return {"labels": labels, "interval": s.monitoring.scrape_interval}
-
-
-def _ingress(cluster: Cluster) -> dict[str, Any] | None:
-    ing = cluster.ingress
-    if ing is None:
-        return None
-    return {
-        "className": ing.class_name,
-        "annotations": dict(ing.annotations),
-        "hosts": [{"host": ing.host, "paths": [{"path": ing.path, "pathType": ing.path_type}]}],
-        "tls": [{"secretName": ing.tls_secret, "hosts": [ing.host]}] if ing.tls_secret else [],
-    }

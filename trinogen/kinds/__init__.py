@@ -26,6 +26,7 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 # `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21: moved one
 # by one, every output byte-identical).
 HOMED: dict[str, str] = {
+    "service_accounts": "serviceAccount",
     "ingress": "ingress",
 }
 

@@ -76,7 +76,6 @@ from trinogen.model.types import (
     RawDocument,
     Role,
     ServerSecret,
-    ServiceAccount,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +126,6 @@ __all__ = [
     "RawDocument",
     "Role",
     "ServerSecret",
-    "ServiceAccount",
     "claimed_cluster_id",
     "classify",
     "classify_all",

@@ -140,7 +140,6 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         server_secrets=(*p.bind.found, *auth.secrets),
         authentication=auth.auth,
         access=p.access,
-        service_account=picked.service_account,
         kinds=picked.kinds,
         jmx_exporter=picked.jmx_exporter,
         service_monitor=picked.service_monitor,

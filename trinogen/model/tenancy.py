@@ -31,7 +31,6 @@ from trinogen.settings.tenants import Tenant
 REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
     "opa": (("accessControl", "opa"),),
-    "service_accounts": (("serviceAccount",),),
     "placement": (("clusterConfig", "coordinator", "placement"),
                   ("clusterConfig", "worker", "placement")),
     "disruption": (("disruption",),),

@@ -152,15 +152,6 @@ class AccessControl:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class ServiceAccount:
-    """The workload identity a cluster runs as: a settings profile filled for this cluster."""
-
-    name: str  # the ServiceAccount the chart creates; both Deployments use it
-    annotations: tuple[tuple[str, str], ...] = ()  # on the ServiceAccount (IRSA, GKE, Azure)
-    pod_labels: tuple[tuple[str, str], ...] = ()  # on both roles' pods (Azure's webhook)
-
-
 def namespace_of(cluster_id: str) -> str:
     """The namespace a cluster is deployed into (always trino-<clusterId>)."""
     return f"trino-{cluster_id}"
@@ -197,7 +188,6 @@ class Cluster:
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
     access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
-    service_account: ServiceAccount | None = None  # None: the chart's (the namespace's default)
     # The option kinds in their own home (`trinogen.kinds`): (kind, its value), in
     # `trinogen.kinds.HOMED` order, only the kinds the document picked.
     kinds: tuple[tuple[str, Any], ...] = ()
@@ -228,6 +218,12 @@ class Cluster:
     def ingress(self) -> Any:
         """The coordinator's Ingress (`trinogen.kinds.ingress.document.Ingress`), or None."""
         return self.kind("ingress")
+
+    @property
+    def service_account(self) -> Any:
+        """The identity (`trinogen.kinds.service_accounts.document.ServiceAccount`), or None:
+        the chart's (the namespace's default)."""
+        return self.kind("service_accounts")
 
     # Asked by the renderer, the render cache and the secret reads: computed once per Cluster
     # (a frozen value, so the answer cannot change).

@@ -22,7 +22,11 @@ class Part(Protocol):
 
     `config` lines join both roles' config.properties (the chart's additionalConfigProperties),
     `coordinator` lines the coordinator's only (coordinatorExtraConfig); both are merged with the
-    document's own lines by `model.assemble`. A kind that adds none returns ().
+    document's own lines by `model.assemble`. `files` are (name, text) of files the chart puts
+    beside config.properties on the coordinator (coordinator.additionalConfigFiles, in
+    /etc/trino: a resource-groups JSON, an event listener's .properties); their names are the
+    kind's own, never a document's, and not one the chart writes itself. A kind that adds none
+    returns ().
     """
 
     @property
@@ -30,6 +34,9 @@ class Part(Protocol):
 
     @property
     def coordinator(self) -> Lines: ...
+
+    @property
+    def files(self) -> Lines: ...
 
 
 class OptionsModule(Protocol):

@@ -32,8 +32,9 @@ class Ingress:
     annotations: tuple[tuple[str, str], ...] = ()
     path: str = "/"
     path_type: str = "Prefix"
-    config: Lines = ()  # no Trino properties
+    config: Lines = ()  # no Trino properties, no files
     coordinator: Lines = ()
+    files: Lines = ()
 
 
 def fill(option: IngressOption, cluster_id: str, owner: str, d: Mapping[str, Any], s: Settings,

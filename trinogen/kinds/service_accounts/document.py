@@ -29,8 +29,9 @@ class ServiceAccount:
     name: str  # the ServiceAccount the chart creates; both Deployments use it
     annotations: tuple[tuple[str, str], ...] = ()  # on the ServiceAccount (IRSA, GKE, Azure)
     pod_labels: tuple[tuple[str, str], ...] = ()  # on both roles' pods (Azure's webhook)
-    config: Lines = ()  # no Trino properties
+    config: Lines = ()  # no Trino properties, no files
     coordinator: Lines = ()
+    files: Lines = ()
 
 
 def fill(option: ServiceAccountOption, cluster_id: str, owner: str, d: Mapping[str, Any],

@@ -72,6 +72,28 @@ def probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     yield dataclasses.replace(base, named={**base.named, "probe": {"audit": "audit"}})
 
 
+@pytest.mark.parametrize("kind", sorted(kinds.HOMED))
+def test_every_homed_kind_has_its_whole_home(kind: str) -> None:
+    """Each kind in HOMED has the three modules the Protocols describe, its document module picks
+    by the field the list names, and its template fragment exists and is read up front."""
+    import importlib
+    import inspect
+
+    from tests.conftest import ROOT
+    from trinogen.render.templates import TEMPLATE_NAMES
+
+    options, document, values = (importlib.import_module(kinds.module(kind, part))
+                                 for part in ("options", "document", "values"))
+    assert kind in kinds.KINDS
+    assert list(inspect.signature(options.parse).parameters) == ["where", "raw"]
+    assert document.FIELD == kinds.HOMED[kind]
+    assert list(inspect.signature(document.fill).parameters) == [
+        "option", "cluster_id", "owner", "d", "s", "c"]
+    assert list(inspect.signature(values.values).parameters) == ["part", "s"]
+    assert (ROOT / "templates" / kinds.fragment(kind)).is_file()
+    assert kinds.fragment(kind) in TEMPLATE_NAMES
+
+
 def test_a_listed_kind_is_picked_by_its_field(probe: Settings) -> None:
     """A document's `probe: audit` becomes the cluster's probe value; an unknown name is an
     error naming the field and the known options."""

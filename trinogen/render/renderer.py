@@ -200,6 +200,7 @@ class Renderer:
         annotations: Mapping[str, str], secret_name: str | None, texts: ServerTexts,
     ) -> bytes:
         s = self.settings
+        kinds = kind_values(cluster, s)
         context = {
             "header": Safe(head),
             "cluster": cluster,
@@ -225,7 +226,9 @@ class Renderer:
             "access_control": cluster.access,
             "access_properties": "\n".join(texts.access) + "\n" if texts.access else None,
             **workload_values(cluster, s),
-            **kind_values(cluster, s),
+            **kinds,
+            # the name a values.yaml.j2 written before issue 21 uses (templates_dir overrides)
+            "service_account": kinds["service_accounts"],
             **values_context(cluster, s.chart.name),
         }
         return _bytes(self.template("values.yaml.j2").render(context))

@@ -13,6 +13,7 @@ from trinogen.settings import Settings
 
 
 def values(part: ServiceAccount, s: Settings) -> dict[str, Any]:
-    """The template variable `service_accounts`: the ServiceAccount the chart creates."""
+    """The template variable `service_accounts`: the ServiceAccount the chart creates (the
+    mapping `service_account` held before issue 21, which render/workload.py still sets)."""
     del s  # the option holds everything
-    return {"name": part.name, "annotations": dict(part.annotations)}
+    return {"create": True, "name": part.name, "annotations": dict(part.annotations)}

@@ -1,14 +1,12 @@
 """A real Trino signing users in through LDAP, JWT, and both at once (issue 21 item 5).
 
 The servers are real and on loopback: OpenLDAP's slapd (tests/ldap_server.py) with LDAPS and
-plain LDAP, and a JWKS over HTTPS (tests/jwks.py) whose key signs the test's tokens. The chart
-values start from what trinogen renders for the document with a PASSWORD option over pod HTTPS
-(tests/test_trino_real_auth.py: keystore, shared secret; this module plays Vault and External
-Secrets the same way). `with_methods` then writes what trinogen.trino.auth_methods produces for
-the methods into those values: the authentication types, LDAP's password-authenticator.properties
-(the chart's `coordinator.additionalConfigFiles`), JWT's lines (`server.coordinatorExtraConfig`),
-CA files as Secret mounts and the bind password as `${ENV:...}` from an env Secret. The real
-chart renders the pods, and the coordinator boots alone from its ConfigMaps and Secrets.
+plain LDAP, and a JWKS over HTTPS (tests/jwks.py) whose key signs the test's tokens. A document
+picks an authentication option with the methods; trinogen renders it (settings and document in,
+values.yaml and ExternalSecrets out), this module plays Vault and External Secrets as
+tests/test_trino_real_auth.py does (keystore, shared secret, the LDAP bind password and the CA
+files), the real chart renders the pods, and the coordinator boots alone from its ConfigMaps and
+Secrets.
 
 - LDAP alone (a bind pattern and a group filter, over plain ldap:// with allow_insecure): alice
   signs in; a wrong password, bob (not in the group) and a JWT get 401.
@@ -16,7 +14,8 @@ chart renders the pods, and the coordinator boots alone from its ConfigMaps and 
   another key, for another audience or expired gets 401, as does a password.
 - PASSWORD,JWT (LDAP by search with a service account whose password is in Vault, over LDAPS with
   the CA from Vault): alice signs in with her LDAP password and with a token; a wrong password or
-  a forged token gets 401; no secret value is in the chart's objects or Trino's log.
+  a forged token gets 401; no secret value is in trinogen's files, the chart's objects or Trino's
+  log.
 """
 
 from __future__ import annotations
@@ -28,33 +27,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tests import chart_pods, jwks
 from tests import ldap_server as ldap
 from tests import test_trino_real_auth as base
 from tests.conftest import needs
 from tests.marks import trino
-from trinogen.secrets import settings_use
-from trinogen.trino import auth_methods as am
+from tests.test_auth import secure_settings
+from trinogen.model import Cluster, RawDocument, classify
+from trinogen.render import Renderer
 
 pytestmark = [*base.pytestmark,
               needs(ldap.available(), "slapd is not installed (apt-get install slapd ldap-utils; "
                                       ".ci/run does it)")]
 
-CID, OWNER = base.CID, "qa_team"
+CID = base.CID
 ISSUER, AUDIENCE = "https://idp.test", "trino-{cluster}"
 ALICE, BOB = ldap.USERS
-VAULT_LDAP = f"secret/trino/{CID}/ldap"
-
-
-@dataclass
-class Methods:
-    """One boot's methods as an option names them (None: not used)."""
-
-    types: tuple[str, ...]
-    ldap: Mapping[str, Any] | None = None
-    jwt: Mapping[str, Any] | None = None
+VAULT_PATTERN = "secret/trino/{cluster}/ldap"  # as the settings write it
+VAULT_LDAP = VAULT_PATTERN.format(cluster=CID)
 
 
 @dataclass
@@ -64,80 +55,26 @@ class Signed:
     other_key: jwks.SigningKey
 
 
-def _props(lines: am.Lines, env: dict[str, str], mounts: dict[str, tuple[str, str]]) -> str:
-    """Properties text; a SecretValue becomes ${ENV:VAR}, a SecretFile its mounted path."""
-    out = []
-    for key, value in lines:
-        if isinstance(value, am.SecretValue):
-            use = settings_use(value.ref, CID, OWNER)
-            env[use.env] = value.ref
-            value = f"${{ENV:{use.env}}}"
-        elif isinstance(value, am.SecretFile):
-            mounts[value.path] = (value.ref, value.path.rsplit("/", 1)[1])
-            value = value.path
-        out.append(f"{key}={value}")
-    return "\n".join(out) + "\n"
-
-
-def with_methods(values: dict[str, Any], methods: Methods) -> tuple[
-        dict[str, Any], dict[str, str], dict[str, tuple[str, str]]]:
-    """The values with the methods written in (what the option kind's fragment will write), the
-    env Secret's entries (variable -> Vault ref) and the Secret files (path -> (ref, key))."""
-    fill = am.fill_for(CID, OWNER)
-    env: dict[str, str] = {}
-    mounts: dict[str, tuple[str, str]] = {}
-    values["server"]["config"]["authenticationType"] = am.authentication_type(methods.types)
-    values.pop("auth", None)  # the PASSWORD (file) option's password.db and group.db
-    if methods.ldap is not None:
-        lines = am.ldap_lines(am.parse_ldap("test", methods.ldap), fill)
-        values["coordinator"]["additionalConfigFiles"] = {
-            "password-authenticator.properties": _props(lines, env, mounts)}
-    if methods.jwt is not None:
-        lines = am.jwt_lines(am.parse_jwt("test", methods.jwt), fill)
-        extra = values["server"].get("coordinatorExtraConfig", "")
-        values["server"]["coordinatorExtraConfig"] = extra + "\n" + _props(lines, env, mounts)
-    for path in mounts:
-        name = path.rsplit("/", 2)[1]  # ldap | jwt
-        values["coordinator"]["secretMounts"].append(
-            {"name": f"auth-{name}", "secretName": f"{CID}-trino-{name}-ca",
-             "path": path.rsplit("/", 1)[0]})
-    if env:
-        values["envFrom"].append({"secretRef": {"name": f"{CID}-trino-auth-methods"}})
-    return values, env, mounts
-
-
-def boot(methods: Methods, root: Path, vault_extra: Mapping[tuple[str, str], str]) -> base.Booted:
-    """The document rendered by trinogen with the PASSWORD option, the methods written into its
-    values, rendered by the chart and booted (coordinator alone)."""
+def boot(option: Mapping[str, Any], root: Path,
+         vault_extra: Mapping[tuple[str, str], str]) -> base.Booted:
+    """The document rendered by trinogen with `option` (Vault values known), the pods rendered
+    by the chart, their Secrets filled as ESO would, and the coordinator booted alone."""
     vault = base.make_vault(root)
     vault.values.update(vault_extra)
-    files, values_text, written = _trinogen(vault)
-    values, env, mounts = with_methods(yaml.safe_load(values_text), methods)
-    pods = chart_pods.render(yaml.safe_dump(values), CID)
-    secrets = base.eso_secrets(files, vault)
-    split = [ref.partition("#")[::2] for ref in env.values()]
-    secrets[f"{CID}-trino-auth-methods"] = {
-        var: vault.values[(p, k)] for var, (p, k) in zip(env, split, strict=True)}
-    for path, (ref, key) in mounts.items():
-        p, _, k = ref.partition("#")
-        secrets[f"{CID}-trino-{path.rsplit('/', 2)[1]}-ca"] = {key: vault.values[(p, k)]}
-    written += [text for p in pods.values() for data in p.config_maps.values()
-                for text in data.values()]
-    role_files = {role: base.pod_files(p, secrets) for role, p in pods.items()}
-    return base.start(role_files, root, vault, written, coordinator_alone=True)
-
-
-def _trinogen(vault: base.Vault) -> tuple[dict[str, bytes], str, list[str]]:
-    from tests.test_auth import secure_settings
-    from trinogen.model import Cluster, RawDocument, classify
-    from trinogen.render import Renderer
-
-    settings = secure_settings({"test-password": dict(base.OPTION)})
+    settings = secure_settings({"test-password": {
+        "tls": "pod", "shared_secret": base.OPTION["shared_secret"],
+        "keystore": base.OPTION["keystore"],
+        "keystore_password": base.OPTION["keystore_password"], **option}})
     cluster = classify(RawDocument('"trino-real-secure"', base.DOC), settings)
     assert isinstance(cluster, Cluster), cluster
     files = Renderer(settings).render_cluster(cluster, vault.resolved())
     values = files[f"{settings.output.clusters_dir}/{CID}/values.yaml"].decode()
-    return files, values, [b.decode() for b in files.values()]
+    pods = chart_pods.render(values, CID)
+    written = [b.decode() for b in files.values()] + [
+        text for p in pods.values() for data in p.config_maps.values() for text in data.values()]
+    secrets = base.eso_secrets(files, vault)
+    role_files = {role: base.pod_files(p, secrets) for role, p in pods.items()}
+    return base.start(role_files, root, vault, written, coordinator_alone=True)
 
 
 @pytest.fixture(scope="module")
@@ -154,10 +91,10 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _booted(tmp_path_factory: pytest.TempPathFactory, name: str, methods: Methods,
+def _booted(tmp_path_factory: pytest.TempPathFactory, name: str, option: Mapping[str, Any],
             ca: Path, extra: Mapping[tuple[str, str], str]) -> Iterator[base.Booted]:
     root = tmp_path_factory.mktemp(f"trino-auth-{name}")
-    b = boot(methods, root, {**extra, (VAULT_LDAP, "ca.pem"): ca.read_text()})
+    b = boot(option, root, {**extra, (VAULT_LDAP, "ca.pem"): ca.read_text()})
     try:
         yield b
     finally:
@@ -172,14 +109,14 @@ def _ldap_bind(server: ldap.LdapServer) -> dict[str, Any]:
 
 
 def _ldap_search(server: ldap.LdapServer) -> dict[str, Any]:
-    return {"url": server.url, "truststore": f"{VAULT_LDAP}#ca.pem",
-            "bind_dn": ldap.SERVICE_DN, "bind_password": f"{VAULT_LDAP}#bind-password",
+    return {"url": server.url, "truststore": f"{VAULT_PATTERN}#ca.pem",
+            "bind_dn": ldap.SERVICE_DN, "bind_password": f"{VAULT_PATTERN}#bind-password",
             "user_base_dn": ldap.PEOPLE,
             "group_auth_pattern": "(&(uid=${USER})(departmentNumber=analysts))"}
 
 
 def _jwt(keys: jwks.JwksServer) -> dict[str, Any]:
-    return {"jwks_url": keys.url, "jwks_ca": f"{VAULT_LDAP}#ca.pem", "required_issuer": ISSUER,
+    return {"jwks_url": keys.url, "jwks_ca": f"{VAULT_PATTERN}#ca.pem", "required_issuer": ISSUER,
             "required_audience": AUDIENCE}
 
 
@@ -187,8 +124,8 @@ def _jwt(keys: jwks.JwksServer) -> dict[str, Any]:
 def ldap_only(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
     """LDAP alone: a bind pattern, a group filter, plain ldap:// with allow_insecure."""
     server, _, key, other, ca = servers
-    methods = Methods(("LDAP",), ldap=_ldap_bind(server))
-    for b in _booted(tmp_path_factory, "ldap", methods, ca, {}):
+    option = {"type": "LDAP", "ldap": _ldap_bind(server)}
+    for b in _booted(tmp_path_factory, "ldap", option, ca, {}):
         yield Signed(b, key, other)
 
 
@@ -196,7 +133,8 @@ def ldap_only(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 def jwt_only(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
     """JWT alone, its keys from the JWKS over HTTPS (CA from Vault)."""
     _, keys, key, other, ca = servers
-    for b in _booted(tmp_path_factory, "jwt", Methods(("JWT",), jwt=_jwt(keys)), ca, {}):
+    option = {"type": "JWT", "jwt": _jwt(keys)}
+    for b in _booted(tmp_path_factory, "jwt", option, ca, {}):
         yield Signed(b, key, other)
 
 
@@ -204,9 +142,9 @@ def jwt_only(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def both(servers: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
     """PASSWORD (LDAP by search, LDAPS) and JWT at once."""
     server, keys, key, other, ca = servers
-    methods = Methods(("LDAP", "JWT"), ldap=_ldap_search(server), jwt=_jwt(keys))
+    option = {"type": ["LDAP", "JWT"], "ldap": _ldap_search(server), "jwt": _jwt(keys)}
     extra = {(VAULT_LDAP, "bind-password"): ldap.SERVICE_PASSWORD}
-    for b in _booted(tmp_path_factory, "both", methods, ca, extra):
+    for b in _booted(tmp_path_factory, "both", option, ca, extra):
         yield Signed(b, key, other)
 
 

@@ -8,11 +8,14 @@ the real chart's objects with the independent java.util.Properties reader (tests
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
+import yaml
 
 from tests import chart_pods
+from tests.conftest import ROOT
 from tests.marks import CHART
 from tests.test_auth import secure_settings
 from trinogen.errors import ConfigError
@@ -160,3 +163,14 @@ def test_jwt_alone_writes_no_password_authenticator() -> None:
     assert coord.config()["http-server.authentication.type"] == "JWT"
     with pytest.raises(KeyError):
         coord.file("password-authenticator.properties")
+
+
+def test_the_examples_in_docs_options_md_are_valid_options() -> None:
+    """Every authentication example in docs/options.md loads, with the methods it says."""
+    text = (ROOT / "docs" / "options.md").read_text()
+    section = text[text.index("### Authentication and TLS"):text.index("### Access control")]
+    loaded = {name: parse(name, raw).type
+              for block in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+              for name, raw in yaml.safe_load(block)["authentication"].items()}
+    assert loaded == {"corp-password": "PASSWORD", "corp-ldap": "PASSWORD",
+                      "corp-ldap-and-jwt": "PASSWORD,JWT"}

@@ -216,7 +216,10 @@ def jwt_lines(jwt: Jwt, fill: Callable[[str], str]) -> Lines:
 
 
 def fill_for(cluster: str, owner: str) -> Callable[[str], str]:
-    """The substitution of `{cluster}` and `{owner}` in LDAP texts (`${USER}` stays Trino's)."""
+    """The substitution of `{cluster}` and `{owner}` in LDAP texts (`${USER}` stays Trino's).
+
+    Safe inside an LDAP filter or DN: the model gives a DNS label and a Kubernetes label value
+    (letters, digits, `-`, `_`, `.`), none of LDAP's special characters."""
     def fill(text: str) -> str:
         return text.replace("{cluster}", cluster).replace("{owner}", owner)
     return fill

@@ -59,7 +59,7 @@ def test_an_option_names_its_methods_in_order(name: str, trino_type: str,
 
 @pytest.mark.parametrize(("raw", "message"), [
     ({**COMMON, "type": "LDAP"}, r"x\.ldap is required for type LDAP"),
-    ({**COMMON, "type": "LDAP", "ldap": "ldaps://x"}, r"x\.ldap is required"),
+    ({**COMMON, "type": "LDAP", "ldap": "ldaps://x"}, r"x\.ldap must be a mapping of LDAP's"),
     ({**COMMON, "type": "JWT", "jwt": JWT, "ldap": LDAP}, r"x\.ldap: unknown field for type JWT"),
     ({**COMMON, "type": "JWT", "jwt": {**JWT, "issuer": "x"}}, r"x\.jwt\.issuer: unknown field"),
     ({**COMMON, "type": "LDAP", "ldap": {**LDAP, "url": "ldap://x"}}, r"x\.ldap\.url .* no TLS"),

@@ -131,9 +131,12 @@ def _oauth2(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
 def _section(where: str, raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     """The fields of LDAP or JWT, under their own key (JWT's principal_field is not OAUTH2's)."""
     value = raw.get(key)
-    if not isinstance(value, Mapping):
+    if value is None:
         raise ConfigError(f"{where}.{key} is required for type {key.upper()}: a mapping of "
                           "its fields (docs/options.md)")
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}.{key} must be a mapping of {key.upper()}'s fields, not "
+                          f"{type(value).__name__}")
     return value
 
 

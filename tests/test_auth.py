@@ -91,7 +91,8 @@ def test_the_example_file_loads_with_both_options() -> None:
         keystore=OPTIONS["corp-password"]["keystore"],
         keystore_password=OPTIONS["corp-password"]["keystore_password"], https_port=8443,
         password_file=OPTIONS["corp-password"]["password_file"],
-        group_file=OPTIONS["corp-password"]["group_file"], refresh_period="30s")
+        group_file=OPTIONS["corp-password"]["group_file"], refresh_period="30s",
+        methods=("PASSWORD",))
 
 
 PASSWORD = {"type": "PASSWORD", "tls": "ingress", "password_file": "secret/t/{cluster}#pw",
@@ -99,7 +100,7 @@ PASSWORD = {"type": "PASSWORD", "tls": "ingress", "password_file": "secret/t/{cl
 
 
 @pytest.mark.parametrize(("change", "needle"), [
-    ({"type": "KERBEROS"}, "type must be one of PASSWORD, OAUTH2"),
+    ({"type": "KERBEROS"}, "type must be one of PASSWORD, LDAP, OAUTH2, JWT"),
     ({"tls": None}, "over plain HTTP Trino lets anyone in"),
     ({"tls": "none"}, "tls must be \"pod\""),
     ({"shared_secret": None}, "shared_secret is required"),

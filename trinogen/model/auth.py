@@ -12,6 +12,12 @@ coordinator's config.properties; with PASSWORD the chart writes password-authent
 `auth.passwordAuthSecret` there; `auth.groupsAuthSecret` likewise gives group-provider.properties
 and key `group.db` at /etc/trino/auth/group. `server.config.https` adds the HTTPS lines and port
 to the coordinator. The probes stay on the HTTP port: /v1/info is public in Trino.
+
+LDAP and JWT (trinogen.trino.auth_methods, issue 21): LDAP's password-authenticator.properties
+goes into `coordinator.additionalConfigFiles`, which the chart writes instead of its file
+authenticator; JWT's lines join the coordinator's config. Their bind password is a
+`${ENV:VAR}`, their CA files Secrets of files (`<cluster>-trino-ldap-ca`, `-jwt-ca`) mounted on
+the coordinator where the properties point.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from trinogen.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
     from trinogen.settings.options.authentication import AuthOption
+    from trinogen.trino.auth_methods import Lines as MethodLines
 
 FIELD = "authentication"
 TLS_DIR = "/etc/trino/tls"  # the keystore Secret, on the coordinator only
@@ -37,7 +44,8 @@ GROUP_FILE = "group.db"  # the key the chart mounts from auth.groupsAuthSecret
 SHARED_SECRET = "internal-communication.shared-secret"
 # Properties the option decides: a document that picks an option may not set them itself
 # (allow-insecure-over-http=true would let plain HTTP in with a bare user name).
-OWNED_PREFIXES = ("http-server.authentication.", "http-server.https.")
+OWNED_PREFIXES = ("http-server.authentication.", "http-server.https.",
+                  "jwk.")  # jwk.http-client.*: how Trino fetches the JWKS (its trust store)
 OWNED_KEYS = frozenset({SHARED_SECRET, "http-server.process-forwarded", "http-server.http.enabled"})
 
 
@@ -135,7 +143,7 @@ class _Builder:
             # TLS ends at the proxy: Trino then takes X-Forwarded-Proto: https as a secure
             # request, and refuses authentication over plain HTTP by itself.
             coordinator.append(("http-server.process-forwarded", "true"))
-        if o.type == "PASSWORD":
+        if "PASSWORD" in o.methods:
             # <= 63 characters: the chart truncates auth.passwordAuthSecret to 63
             auth = replace(auth, password_secret=f"{cid}-trino-passwd",
                          refresh_period=o.refresh_period)
@@ -143,12 +151,51 @@ class _Builder:
             if o.group_file:
                 auth = replace(auth, groups_secret=f"{cid}-trino-groups")
                 files.append(self.file(f"{cid}-trino-groups", GROUP_FILE, o.group_file))
-        else:
+        if "OAUTH2" in o.methods:
             coordinator.extend(self._oauth2())
+        auth = self._more(auth, coordinator, files)
         if self.failed:
             return None
         return AuthParts(auth, tuple(config), tuple(sorted(coordinator)), tuple(self.secrets),
                          tuple(f for f in files if f is not None))
+
+    def _more(self, auth: Authentication, coordinator: list[tuple[str, str]],
+              files: list[FileSecret | None]) -> Authentication:
+        """LDAP's file and JWT's lines, their secrets and CA mounts."""
+        o = self.o
+        if o.ldap is None and o.jwt is None:
+            return auth
+        # imported here: loaded with an option that uses LDAP or JWT (parsed by then), not by
+        # every run
+        from trinogen.trino import auth_methods as am
+
+        fill = am.fill_for(self.cid, self.owner)
+        mounts: list[tuple[str, str, str]] = []
+        if o.ldap is not None:
+            lines = self._lines(am.ldap_lines(o.ldap, fill), files, mounts)
+            auth = replace(auth, password_authenticator=tuple(lines))
+        if o.jwt is not None:
+            coordinator.extend(self._lines(am.jwt_lines(o.jwt, fill), files, mounts))
+        return replace(auth, mounts=tuple(mounts))
+
+    def _lines(self, lines: MethodLines, files: list[FileSecret | None],
+               mounts: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+        """Each value as the pod reads it: text, `${ENV:VAR}`, or a mounted file's path."""
+        from trinogen.trino import auth_methods as am
+
+        out = []
+        for key, value in lines:
+            if isinstance(value, am.SecretValue):
+                out.append(self.env_line(key, value.ref))
+                continue
+            if isinstance(value, am.SecretFile):
+                directory, _, name = value.path.rpartition("/")
+                secret = f"{self.cid}-trino-{directory.rsplit('/', 1)[1]}-ca"  # ldap | jwt
+                files.append(self.file(secret, name, value.ref))
+                mounts.append((secret.removeprefix(f"{self.cid}-"), secret, directory))
+                value = value.path
+            out.append((key, value))
+        return out
 
     def _oauth2(self) -> list[tuple[str, str]]:
         o, prefix = self.o, "http-server.authentication.oauth2."

@@ -137,6 +137,11 @@ class Authentication:
     password_secret: str | None = None  # auth.passwordAuthSecret (key password.db)
     groups_secret: str | None = None  # auth.groupsAuthSecret (key group.db)
     refresh_period: str | None = None  # auth.refreshPeriod
+    # LDAP: password-authenticator.properties (coordinator.additionalConfigFiles replaces the
+    # chart's file authenticator); CA files of the LDAP and JWKS servers: coordinator
+    # secretMounts (name, secretName, path)
+    password_authenticator: tuple[tuple[str, str], ...] = ()
+    mounts: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

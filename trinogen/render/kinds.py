@@ -1,5 +1,6 @@
 """The chart values of the option kinds in `trinogen.kinds.HOMED`: one template variable each,
-and `coordinator_files`, the files they add (coordinator.additionalConfigFiles).
+and `coordinator_files`, the files they add (coordinator.additionalConfigFiles), with the
+authentication option's LDAP password-authenticator.properties (not homed yet).
 
 Every homed kind's variable is set (None when the cluster picked none of it, which its template
 fragment skips); a kind's `values` module is imported only for a cluster that picked it.
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from trinogen.kinds import HOMED, module
 from trinogen.model import Cluster
-from trinogen.render.escape import helm_escape
+from trinogen.render.escape import helm_escape, prop_key, prop_value
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,5 +30,10 @@ def kind_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
         out[kind] = values.values(part, s)
         # The chart runs each file through Helm's tpl: written so it arrives as given.
         files.update((name, helm_escape(text)) for name, text in part.files)
+    auth = cluster.authentication
+    if auth is not None and auth.password_authenticator:
+        # LDAP: the chart writes its file authenticator unless this file is given
+        text = "".join(f"{prop_key(k)}={prop_value(v)}\n" for k, v in auth.password_authenticator)
+        files["password-authenticator.properties"] = helm_escape(text)
     out["coordinator_files"] = files or None
     return out

@@ -13,6 +13,11 @@ What Trino 476 does (read from its server classes) decides what is refused here:
   name and no password. So an option must say where TLS ends: `tls: pod` (the coordinator serves
   HTTPS with a keystore from Vault) or `tls: ingress` (a proxy in front terminates TLS and sends
   `X-Forwarded-Proto: https`); there is no plain-HTTP choice.
+
+`type` is one method or a list of them, tried by Trino in that order (issue 21): PASSWORD (the
+password file) and OAUTH2 keep their fields beside the common ones; LDAP's fields sit under
+`ldap:` and JWT's under `jwt:` (trinogen.trino.auth_methods reads and renders those two). The
+TLS rules above hold for every method alike.
 """
 
 from __future__ import annotations
@@ -25,13 +30,26 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.metadata import SAMPLE
+from trinogen.trino.auth_methods import (
+    JWT_FIELDS,
+    LDAP_FIELDS,
+    METHODS,
+    Jwt,
+    Ldap,
+    authentication_type,
+    check_methods,
+    parse_jwt,
+    parse_ldap,
+)
 
-TYPES = ("PASSWORD", "OAUTH2")
+TYPES = METHODS
 TLS_MODES = ("pod", "ingress")
 _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")
 _FIELDS = {
     "PASSWORD": {"password_file", "group_file", "refresh_period"},
     "OAUTH2": {"issuer", "client_id", "client_secret", "principal_field", "scopes"},
+    "LDAP": {"ldap"},
+    "JWT": {"jwt"},
 }
 _COMMON = {"type", "tls", "shared_secret", "keystore", "keystore_password", "https_port"}
 
@@ -40,7 +58,7 @@ _COMMON = {"type", "tls", "shared_secret", "keystore", "keystore_password", "htt
 class AuthOption:
     """One way to sign in, as the platform offers it (Vault references still templates)."""
 
-    type: str  # PASSWORD | OAUTH2
+    type: str  # http-server.authentication.type: PASSWORD, OAUTH2, JWT or a list (PASSWORD,JWT)
     tls: str  # pod | ingress
     shared_secret: str  # internal-communication.shared-secret
     keystore: str | None = None  # tls: pod: a PEM file (private key + certificate chain)
@@ -54,25 +72,30 @@ class AuthOption:
     client_secret: str | None = None  # OAUTH2: a Vault reference
     principal_field: str | None = None  # OAUTH2: the claim that names the user
     scopes: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()  # PASSWORD | LDAP | OAUTH2 | JWT, in the order Trino tries them
+    ldap: Ldap | None = None
+    jwt: Jwt | None = None
 
 
 def parse(where: str, raw: Mapping[str, Any]) -> AuthOption:
     """One `authentication.<name>` entry; ConfigError naming `<name>.<field>` when it is wrong."""
-    kind = raw.get("type")
-    if kind not in TYPES:
-        raise ConfigError(f"{where}.type must be one of {', '.join(TYPES)}, not {kind!r}")
-    unknown = sorted(str(k) for k in set(raw) - _COMMON - _FIELDS[kind])
+    methods = check_methods(where, raw.get("type"))
+    known = _COMMON.union(*(_FIELDS[m] for m in methods))
+    unknown = sorted(str(k) for k in set(raw) - known)
     if unknown:
         # Named like every other kind's (`<kind>.<name>.<field>`), the first one first.
-        raise ConfigError(f"{where}.{unknown[0]}: unknown field for type {kind} (known: "
-                          f"{', '.join(sorted(_COMMON | _FIELDS[kind]))})")
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field for type "
+                          f"{'/'.join(methods)} (known: {', '.join(sorted(known))})")
     tls, keystore = _tls(where, raw)
-    common = {
-        "type": kind, "tls": tls, "shared_secret": _ref(where, raw, "shared_secret", required=True),
+    common: dict[str, Any] = {
+        "type": authentication_type(methods), "tls": tls, "methods": methods,
+        "shared_secret": _ref(where, raw, "shared_secret", required=True),
         "keystore": keystore, "keystore_password": _ref(where, raw, "keystore_password"),
         "https_port": _port(where, raw.get("https_port", 8443)),
     }
-    return _BY_TYPE[kind](where, raw, common)
+    for method in methods:
+        common.update(_BY_TYPE[method](where, raw))
+    return AuthOption(**common)
 
 
 def _tls(where: str, raw: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -90,19 +113,50 @@ def _tls(where: str, raw: Mapping[str, Any]) -> tuple[str, str | None]:
     return str(tls), keystore
 
 
-def _password(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> AuthOption:
+def _password(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     period = raw.get("refresh_period")
     if period is not None and not (isinstance(period, str) and _DURATION.fullmatch(period)):
         raise ConfigError(f"{where}.refresh_period must be a Trino duration such as \"5s\"")
-    return AuthOption(**common, password_file=_ref(where, raw, "password_file", required=True),
-                      group_file=_ref(where, raw, "group_file"), refresh_period=period)
+    return {"password_file": _ref(where, raw, "password_file", required=True),
+            "group_file": _ref(where, raw, "group_file"), "refresh_period": period}
 
 
-def _oauth2(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> AuthOption:
-    return AuthOption(**common, issuer=_url(where, raw), client_id=_text(where, raw, "client_id"),
-                      client_secret=_ref(where, raw, "client_secret", required=True),
-                      principal_field=_text(where, raw, "principal_field", required=False),
-                      scopes=_scopes(where, raw.get("scopes")))
+def _oauth2(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {"issuer": _url(where, raw), "client_id": _text(where, raw, "client_id"),
+            "client_secret": _ref(where, raw, "client_secret", required=True),
+            "principal_field": _text(where, raw, "principal_field", required=False),
+            "scopes": _scopes(where, raw.get("scopes"))}
+
+
+def _section(where: str, raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """The fields of LDAP or JWT, under their own key (JWT's principal_field is not OAUTH2's)."""
+    value = raw.get(key)
+    if value is None:
+        raise ConfigError(f"{where}.{key} is required for type {key.upper()}: a mapping of "
+                          "its fields (docs/options.md)")
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}.{key} must be a mapping of {key.upper()}'s fields, not "
+                          f"{type(value).__name__}")
+    return value
+
+
+def _ldap(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    section = _section(where, raw, "ldap")
+    _known(f"{where}.ldap", section, LDAP_FIELDS)
+    return {"ldap": parse_ldap(f"{where}.ldap", section)}
+
+
+def _jwt(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    section = _section(where, raw, "jwt")
+    _known(f"{where}.jwt", section, JWT_FIELDS)
+    return {"jwt": parse_jwt(f"{where}.jwt", section)}
+
+
+def _known(where: str, raw: Mapping[str, Any], known: frozenset[str]) -> None:
+    unknown = sorted(str(k) for k in set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown field (known: "
+                          f"{', '.join(sorted(known))})")
 
 
 def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -165,6 +219,6 @@ def _scopes(where: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-_BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], Mapping[str, Any]], AuthOption]] = {
-    "PASSWORD": _password, "OAUTH2": _oauth2,
+_BY_TYPE: dict[str, Callable[[str, Mapping[str, Any]], dict[str, Any]]] = {
+    "PASSWORD": _password, "OAUTH2": _oauth2, "LDAP": _ldap, "JWT": _jwt,
 }

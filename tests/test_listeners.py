@@ -28,10 +28,11 @@ AUDIT = {"type": "http", "uri": "https://audit.example.com/trino/{cluster}",
                                                        "max_delay": "1m", "backoff_base": 2}}
 STREAM = {"type": "kafka", "brokers": ["kafka-0.kafka:9092", "kafka-1.kafka:9092"],
           "topics": {"split": "trino.splits", "completed": "trino.{cluster}.completed"},
-          "client_id": "trino-{cluster}", "request_timeout": "10s"}
+          "client_id": "trino-{cluster}", "request_timeout": "10s",
+          "exit_on_startup_failure": False}
 LINEAGE = {"type": "openlineage", "url": "https://marquez.example.com", "namespace": "{cluster}",
            "endpoint": "/api/v1/lineage", "api_key": "secret/platform/marquez#key",
-           "timeout": "5s"}
+           "timeout": "5s", "query_types": ["SELECT", "INSERT"]}
 
 
 def offered(**raw: dict[str, Any]) -> dict[str, Listener]:
@@ -57,8 +58,8 @@ def test_an_http_listener_file_names_each_setting_and_its_secret_by_variable() -
         "http-event-listener.log-created=true",
         "http-event-listener.log-completed=true",
         "http-event-listener.log-split=false",
-        f"http-event-listener.connect-http-headers=Authorization:Bearer ${{ENV:{secret.use.env}}}"
-        ",X-Team:data_team",
+        ("http-event-listener.connect-http-headers="
+         f"Authorization:Bearer ${{ENV:{secret.use.env}}},X-Team:data_team"),
         "http-event-listener.connect-retry-count=3",
         "http-event-listener.connect-retry-delay=2s",
         "http-event-listener.connect-max-delay=1m",
@@ -80,6 +81,7 @@ def test_a_kafka_listener_publishes_exactly_the_events_it_names_a_topic_for() ->
         "kafka-event-listener.split-completed-event.topic=trino.splits",
         "kafka-event-listener.client-id=trino-etl",
         "kafka-event-listener.request-timeout=10s",
+        "kafka-event-listener.terminate-on-initialization-failure=false",
     ]
     assert parts.secrets == ()
 
@@ -98,6 +100,7 @@ def test_an_openlineage_listener_posts_over_http_with_its_key_from_vault() -> No
         "openlineage-event-listener.namespace=etl",
         f"openlineage-event-listener.transport.api-key=${{ENV:{secret.use.env}}}",
         "openlineage-event-listener.transport.timeout=5s",
+        "openlineage-event-listener.trino.include-query-types=SELECT,INSERT",
     ]
 
 
@@ -174,6 +177,7 @@ BAD = [
      "suffix: unknown field"),
     ("header type", {**AUDIT, "headers": {"X-A": 3}}, "must be text or"),
     ("required", {**AUDIT, "required": "yes"}, "required must be true or false"),
+    ("exit flag", {**STREAM, "exit_on_startup_failure": "no"}, "must be true or false"),
     ("brokers", {**STREAM, "brokers": ["kafka"]}, "host:port"),
     ("no brokers", {**STREAM, "brokers": []}, "host:port"),
     ("no topics", {**STREAM, "topics": {}}, "topics must map events"),
@@ -182,6 +186,7 @@ BAD = [
     ("lineage url", {**LINEAGE, "url": "marquez"}, "http:// or https://"),
     ("lineage endpoint", {**LINEAGE, "endpoint": "api"}, "URL path"),
     ("lineage key", {**LINEAGE, "api_key": "plain-key"}, "Vault reference"),
+    ("query type", {**LINEAGE, "query_types": ["select"]}, "query_types must list"),
     ("lineage namespace", {**LINEAGE, "namespace": "a,b"}, "without ','"),
 ]
 

@@ -162,6 +162,9 @@ class _Builder:
             lines.append((f"{p}client-id", self.fill(o.client_id)))
         if o.request_timeout:
             lines.append((f"{p}request-timeout", o.request_timeout))
+        if o.exit_on_startup_failure is not None:
+            lines.append((f"{p}terminate-on-initialization-failure",
+                          str(o.exit_on_startup_failure).lower()))
         return lines
 
     def openlineage(self, o: OpenLineageListener, trino_uri: str) -> list[tuple[str, str]]:
@@ -177,5 +180,7 @@ class _Builder:
                                                               o.api_key)))
         if o.timeout:
             lines.append((f"{p}transport.timeout", o.timeout))
+        if o.query_types:
+            lines.append((f"{p}trino.include-query-types", ",".join(o.query_types)))
         lines += self.headers(f"{p}transport.headers", o.headers)
         return lines

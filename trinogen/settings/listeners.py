@@ -9,9 +9,12 @@ Trino 476 are offered, each field mapped to the @Config names its jar binds
   Vault reference with an optional literal prefix: `Bearer `), `events` (created, completed,
   split), `retry` (count, delay, max_delay, backoff_base);
 - `kafka` (plugin `kafka-event-listener`): `brokers` (host:port), `topics` (event -> topic name;
-  the events published are the keys), `client_id`, `request_timeout`;
+  the events published are the keys), `client_id`, `request_timeout`, `exit_on_startup_failure`
+  (Trino's default, true: a coordinator that cannot reach the brokers within the request timeout
+  at startup exits; false: it starts and the listener publishes nothing until they answer);
 - `openlineage` (plugin `openlineage`, HTTP transport): `url`, `endpoint`, `namespace`,
-  `api_key` (a Vault reference), `headers`, `timeout`.
+  `api_key` (a Vault reference), `headers`, `timeout`, `query_types` (Trino's default: the
+  writes: INSERT, UPDATE, DELETE, MERGE, DATA_DEFINITION, ALTER_TABLE_EXECUTE; SELECT is not).
 
 Text fields may hold `{cluster}` and `{owner}`; Vault references are `<mount>/<path>#<key>`
 templates like every option's. Pure: no I/O.
@@ -34,6 +37,9 @@ _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")  # airlift's Dura
 # RFC 9110's token: a header name (neither ':' nor ',', which Trino's header list splits on)
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _BROKER = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:[0-9]{1,5}")
+# io.trino.spi.resourcegroups.QueryType in Trino 476 (javap of trino-spi)
+QUERY_TYPES = ("SELECT", "EXPLAIN", "DESCRIBE", "INSERT", "UPDATE", "DELETE", "ANALYZE",
+               "DATA_DEFINITION", "ALTER_TABLE_EXECUTE", "MERGE")
 _TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")  # Kafka's legal topic names
 # An option's name becomes part of a ConfigMap key and a file name in /etc/trino.
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -67,6 +73,7 @@ class KafkaListener:
     topics: tuple[tuple[str, str], ...]  # (event, topic pattern), in EVENTS order
     client_id: str | None = None
     request_timeout: str | None = None
+    exit_on_startup_failure: bool | None = None  # None: Trino's default (true)
     required: bool = False
     type: str = "kafka"
 
@@ -83,6 +90,7 @@ class OpenLineageListener:
     api_key: str | None = None  # a Vault reference template
     headers: tuple[Header, ...] = ()
     timeout: str | None = None
+    query_types: tuple[str, ...] = ()  # (): Trino's default, the writes
     required: bool = False
     type: str = "openlineage"
     events: tuple[str, ...] = ("created", "completed")  # START and COMPLETE runs; not chosen
@@ -101,10 +109,7 @@ def parse(where: str, raw: Mapping[str, Any]) -> Listener:
     kind = raw.get("type")
     if kind not in _BY_TYPE:
         raise ConfigError(f"{where}.type must be one of {', '.join(_BY_TYPE)}, not {kind!r}")
-    required = raw.get("required", False)
-    if not isinstance(required, bool):
-        raise ConfigError(f"{where}.required must be true or false")
-    return _BY_TYPE[kind](where, raw, required)
+    return _BY_TYPE[kind](where, raw, bool(_flag(where, raw, "required")))
 
 
 def _http(where: str, raw: Mapping[str, Any], required: bool) -> HttpListener:
@@ -129,7 +134,8 @@ def _http(where: str, raw: Mapping[str, Any], required: bool) -> HttpListener:
 
 
 def _kafka(where: str, raw: Mapping[str, Any], required: bool) -> KafkaListener:
-    known_fields(where, raw, (*_COMMON, "brokers", "topics", "client_id", "request_timeout"))
+    known_fields(where, raw, (*_COMMON, "brokers", "topics", "client_id", "request_timeout",
+                              "exit_on_startup_failure"))
     brokers = raw.get("brokers")
     if not isinstance(brokers, list) or not brokers or not all(
             isinstance(b, str) and _BROKER.fullmatch(b) for b in brokers):
@@ -141,7 +147,7 @@ def _kafka(where: str, raw: Mapping[str, Any], required: bool) -> KafkaListener:
     return KafkaListener(
         brokers=tuple(brokers), topics=tuple((e, topics[e]) for e in EVENTS if e in topics),
         client_id=client_id, request_timeout=_duration(where, raw, "request_timeout"),
-        required=required)
+        exit_on_startup_failure=_flag(where, raw, "exit_on_startup_failure"), required=required)
 
 
 def _topics(where: str, topics: Any) -> Mapping[str, str]:
@@ -156,7 +162,7 @@ def _topics(where: str, topics: Any) -> Mapping[str, str]:
 
 def _openlineage(where: str, raw: Mapping[str, Any], required: bool) -> OpenLineageListener:
     known_fields(where, raw, (*_COMMON, "url", "endpoint", "namespace", "api_key", "headers",
-                              "timeout"))
+                              "timeout", "query_types"))
     endpoint = raw.get("endpoint")
     if endpoint is not None and not (isinstance(endpoint, str)
                                      and re.fullmatch(r"/[-A-Za-z0-9._~/]*", endpoint)):
@@ -170,7 +176,14 @@ def _openlineage(where: str, raw: Mapping[str, Any], required: bool) -> OpenLine
     return OpenLineageListener(
         url=_url(where, raw, "url"), endpoint=endpoint, namespace=namespace, api_key=api_key,
         headers=_headers(where, raw.get("headers")), timeout=_duration(where, raw, "timeout"),
-        required=required)
+        query_types=_query_types(where, raw.get("query_types", [])), required=required)
+
+
+def _query_types(where: str, types: Any) -> tuple[str, ...]:
+    if not isinstance(types, list) or not all(t in QUERY_TYPES for t in types):
+        raise ConfigError(f"{where}.query_types must list Trino query types among "
+                          f"{', '.join(QUERY_TYPES)}")
+    return tuple(t for t in QUERY_TYPES if t in types)
 
 
 _BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], bool], Listener]] = {
@@ -197,6 +210,13 @@ def _url(where: str, raw: Mapping[str, Any], key: str) -> str:
     if not is_http_url(fill(value, **SAMPLE)):
         raise ConfigError(f"{where}.{key} must be an http:// or https:// URL")
     return _plain(f"{where}.{key}", value)
+
+
+def _flag(where: str, raw: Mapping[str, Any], key: str) -> bool | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key} must be true or false")
+    return value
 
 
 def _duration(where: str, raw: Mapping[str, Any], key: str) -> str | None:

@@ -14,9 +14,10 @@ import pytest
 
 from trinogen.errors import ConfigError
 from trinogen.model.checker import Checker
-from trinogen.model.listeners import ListenerParts, chosen, listener_parts
+from trinogen.model.listeners import ListenerParts, check_private, chosen, listener_parts
 from trinogen.render.escape import helm_unescape
 from trinogen.render.listeners import config_files, config_line, file_text
+from trinogen.secrets import settings_use
 from trinogen.settings.listeners import Listener, parse
 
 TRINO_URI = "http://etl-trino.trino-etl.svc:8080"
@@ -150,6 +151,19 @@ def test_the_coordinator_file_survives_the_charts_tpl() -> None:
     parts = build(["audit"], offered(audit=AUDIT))
     (text,) = config_files(parts, "coordinator").values()
     assert helm_unescape(text) == file_text(parts.files[0])
+
+
+@pytest.mark.parametrize(("ref", "refused"), [
+    ("secret/platform/audit/etl#token", True),   # the header's secret, as the cluster binds it
+    ("secret/platform/audit/etl#other", False),
+    ("secret/platform/audit/ops#token", False),  # another cluster's token is another secret
+])
+def test_a_document_may_not_copy_a_listeners_secret(ref: str, refused: bool) -> None:
+    """A document placeholder naming a listener's Vault secret is refused at its field."""
+    parts = build(["audit"], offered(audit=AUDIT))
+    c = Checker("etl", "error")
+    check_private(parts, [("properties.x", settings_use(ref, "etl", "data_team"))], c)
+    assert [p.field for p in c.problems] == (["properties.x"] if refused else [])
 
 
 BAD = [

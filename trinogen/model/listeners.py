@@ -19,14 +19,14 @@ SecretsResolver.getResolvedConfiguration): git only ever holds the variable's na
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from trinogen.model.checker import Checker
 from trinogen.model.server_secrets import env_reference
 from trinogen.model.types import ServerSecret
-from trinogen.secrets import PlaceholderError, settings_use
+from trinogen.secrets import PlaceholderError, SecretUse, settings_use
 from trinogen.settings.listeners import (
     Header,
     HttpListener,
@@ -101,6 +101,21 @@ def listener_parts(names: Sequence[str], offered: Mapping[str, Listener], cluste
     if builder.failed:
         return None
     return ListenerParts(tuple(files), tuple(builder.secrets))
+
+
+def check_private(parts: ListenerParts, uses: Iterable[tuple[str, SecretUse]],
+                  c: Checker) -> None:
+    """Report a document placeholder (field path, use) naming a listener's secret.
+
+    A listener's token lets its holder write into the platform's audit or lineage store: a
+    document must not copy it into a property of its own (where a catalog could send it
+    anywhere), even when the platform keeps that secret inside `secrets.scope`.
+    """
+    private = {s.use.ref: s.path for s in parts.secrets}
+    for path, use in uses:
+        if use.ref in private:
+            c.error(path, f"placeholder {use.placeholder.text} names a secret of the event "
+                    f"listener at {private[use.ref]}; documents may not use it")
 
 
 class _Builder:

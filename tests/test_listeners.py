@@ -142,7 +142,7 @@ def test_a_document_picks_listeners_and_cannot_drop_a_required_one(
     every required option is added whatever the document says."""
     options = offered(audit={**AUDIT, "required": True}, lineage=LINEAGE)
     c = Checker("etl", "error")
-    assert chosen(picked, options, c) == expected
+    assert chosen(picked, options, None, "data_team", c) == expected
     assert [p.field for p in c.problems] == problems
 
 
@@ -164,6 +164,25 @@ def test_a_document_may_not_copy_a_listeners_secret(ref: str, refused: bool) -> 
     c = Checker("etl", "error")
     check_private(parts, [("properties.x", settings_use(ref, "etl", "data_team"))], c)
     assert [p.field for p in c.problems] == (["properties.x"] if refused else [])
+
+
+@pytest.mark.parametrize(("required", "profile", "owner", "added"), [
+    (False, "prod", "data_team", False),
+    (True, None, "data_team", True),
+    ({"profiles": ["prod"]}, "prod", "data_team", True),
+    ({"profiles": ["prod"]}, "dev", "data_team", False),
+    ({"profiles": ["prod"]}, None, "data_team", False),
+    ({"tenants": ["finance"]}, "dev", "finance", True),
+    ({"tenants": ["finance"]}, "dev", "data_team", False),
+    ({"profiles": ["prod"], "tenants": ["finance"]}, "dev", "finance", True),
+])
+def test_a_listener_is_required_for_all_or_for_some_profiles_and_owners(
+        required: Any, profile: str | None, owner: str, added: bool) -> None:
+    """`required` adds the listener to every cluster, or to those of the profiles and owners
+    it names, though the document names none."""
+    options = offered(audit={**AUDIT, "required": required})
+    c = Checker("etl", "error")
+    assert chosen([], options, profile, owner, c) == (["audit"] if added else [])
 
 
 BAD = [
@@ -190,7 +209,9 @@ BAD = [
     ("header field", {**AUDIT, "headers": {"X-A": {"vault": VAULT_TOKEN, "suffix": "x"}}},
      "suffix: unknown field"),
     ("header type", {**AUDIT, "headers": {"X-A": 3}}, "must be text or"),
-    ("required", {**AUDIT, "required": "yes"}, "required must be true or false"),
+    ("required", {**AUDIT, "required": "yes"}, "required must be true, false or"),
+    ("required list", {**AUDIT, "required": {"profiles": "prod"}}, "required must be true"),
+    ("required field", {**AUDIT, "required": {"owners": ["a"]}}, "owners: unknown field"),
     ("exit flag", {**STREAM, "exit_on_startup_failure": "no"}, "must be true or false"),
     ("brokers", {**STREAM, "brokers": ["kafka"]}, "host:port"),
     ("no brokers", {**STREAM, "brokers": []}, "host:port"),

@@ -121,7 +121,7 @@ def options(port: int) -> dict[str, Listener]:
 
 def parts_for(names: list[str], offered: dict[str, Listener], trino_uri: str) -> ListenerParts:
     c = Checker("listen", "error")
-    parts = listener_parts(chosen(names, offered, c), offered, "listen", "qa_team", trino_uri, c)
+    parts = listener_parts(chosen(names, offered, None, "qa_team", c), offered, "listen", "qa_team", trino_uri, c)
     assert parts is not None and not c.problems, c.problems
     return parts
 

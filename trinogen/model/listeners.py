@@ -1,8 +1,9 @@
 """Event listeners: which a cluster gets, and each one's properties file (issue 21, item 3).
 
 A document picks listeners by name (`eventListeners: [audit, lineage]`, settings
-`event_listeners.<name>`, `trinogen.settings.listeners`); every option marked `required` is added
-whatever the document (or its profile) says, so a document cannot drop the platform's audit trail.
+`event_listeners.<name>`, `trinogen.settings.listeners`); every option `required` for the
+cluster's profile or owner (or for all) is added whatever the document (or its profile) says, so a
+document cannot drop the platform's audit trail.
 Each listener becomes one properties file, `/etc/trino/event-listener-<name>.properties`, and
 `event-listener.config-files` lists them: trinogen writes that line itself (a document may not:
 `trinogen.trino.paths.REFUSED`).
@@ -81,16 +82,18 @@ class ListenerParts:
         return CONFIG_FILES, ",".join(f"{CONFIG_DIR}/{f.key}" for f in files)
 
 
-def chosen(value: object, offered: Mapping[str, Listener], c: Checker) -> list[str]:
+def chosen(value: object, offered: Mapping[str, Listener], profile: object, owner: object,
+           c: Checker) -> list[str]:
     """The listeners a cluster gets: the document's picks in its order (each checked like any
-    pick), then every required option it did not name, by name."""
+    pick), then every option required for its profile or owner that it did not name, by name."""
     names: list[str] = []
     if value is not None and not isinstance(value, list):
         c.error(FIELD, "must be a list of event listener names")
     for i, item in enumerate(value if isinstance(value, list) else []):
         if c.pick(item, f"{FIELD}[{i}]", offered, KIND) is not None and item not in names:
             names.append(item)
-    return names + sorted(n for n, o in offered.items() if o.required and n not in names)
+    return names + sorted(n for n, o in offered.items()
+                          if o.required.applies(profile, owner) and n not in names)
 
 
 def listener_parts(names: Sequence[str], offered: Mapping[str, Listener], cluster: str,

@@ -1,7 +1,9 @@
 """`event_listeners:` named options: where each cluster's query events go (issue 21, item 3).
 
 The platform names each listener in the settings; a cluster gets the ones its document (or its
-profile) picks, and every option marked `required` whatever the document says. Three plugins of
+profile) picks, and every option `required` for it whatever the document says (`required: true`:
+every cluster; `required: {profiles: [...], tenants: [...]}`: the clusters of those profiles or
+owners). Three plugins of
 Trino 476 are offered, each field mapped to the @Config names its jar binds
 (`trinogen.model.listeners` writes them; tests/test_listeners.py checks them against the jars):
 
@@ -55,6 +57,18 @@ class Header:
 
 
 @dataclass(frozen=True)
+class Required:
+    """Which clusters get a listener whether or not their document names it."""
+
+    every: bool = False
+    profiles: frozenset[str] = frozenset()
+    tenants: frozenset[str] = frozenset()  # documents' `owner`
+
+    def applies(self, profile: object, owner: object) -> bool:
+        return self.every or profile in self.profiles or owner in self.tenants
+
+
+@dataclass(frozen=True)
 class HttpListener:
     uri: str  # {cluster}/{owner} substituted per cluster
     headers: tuple[Header, ...] = ()
@@ -63,7 +77,7 @@ class HttpListener:
     retry_delay: str | None = None
     max_delay: str | None = None
     backoff_base: float | None = None
-    required: bool = False
+    required: Required = Required()
     type: str = "http"
 
 
@@ -74,7 +88,7 @@ class KafkaListener:
     client_id: str | None = None
     request_timeout: str | None = None
     exit_on_startup_failure: bool | None = None  # None: Trino's default (true)
-    required: bool = False
+    required: Required = Required()
     type: str = "kafka"
 
     @property
@@ -91,7 +105,7 @@ class OpenLineageListener:
     headers: tuple[Header, ...] = ()
     timeout: str | None = None
     query_types: tuple[str, ...] = ()  # (): Trino's default, the writes
-    required: bool = False
+    required: Required = Required()
     type: str = "openlineage"
     events: tuple[str, ...] = ("created", "completed")  # START and COMPLETE runs; not chosen
 
@@ -109,10 +123,24 @@ def parse(where: str, raw: Mapping[str, Any]) -> Listener:
     kind = raw.get("type")
     if kind not in _BY_TYPE:
         raise ConfigError(f"{where}.type must be one of {', '.join(_BY_TYPE)}, not {kind!r}")
-    return _BY_TYPE[kind](where, raw, bool(_flag(where, raw, "required")))
+    return _BY_TYPE[kind](where, raw, _required(where, raw.get("required", False)))
 
 
-def _http(where: str, raw: Mapping[str, Any], required: bool) -> HttpListener:
+def _required(where: str, value: Any) -> Required:
+    if isinstance(value, bool):
+        return Required(every=value)
+    if isinstance(value, Mapping):
+        known_fields(f"{where}.required", value, ("profiles", "tenants"))
+        lists = {k: value.get(k, []) for k in ("profiles", "tenants")}
+        if all(isinstance(v, list) and all(isinstance(n, str) for n in v)
+               for v in lists.values()):
+            return Required(profiles=frozenset(lists["profiles"]),
+                            tenants=frozenset(lists["tenants"]))
+    raise ConfigError(f"{where}.required must be true, false or {{profiles: [names], "
+                      "tenants: [owners]}")
+
+
+def _http(where: str, raw: Mapping[str, Any], required: Required) -> HttpListener:
     known_fields(where, raw, (*_COMMON, "uri", "headers", "events", "retry"))
     retry = raw.get("retry") or {}
     if not isinstance(retry, Mapping):
@@ -133,7 +161,7 @@ def _http(where: str, raw: Mapping[str, Any], required: bool) -> HttpListener:
         backoff_base=None if base is None else float(base), required=required)
 
 
-def _kafka(where: str, raw: Mapping[str, Any], required: bool) -> KafkaListener:
+def _kafka(where: str, raw: Mapping[str, Any], required: Required) -> KafkaListener:
     known_fields(where, raw, (*_COMMON, "brokers", "topics", "client_id", "request_timeout",
                               "exit_on_startup_failure"))
     brokers = raw.get("brokers")
@@ -160,7 +188,7 @@ def _topics(where: str, topics: Any) -> Mapping[str, str]:
     return topics
 
 
-def _openlineage(where: str, raw: Mapping[str, Any], required: bool) -> OpenLineageListener:
+def _openlineage(where: str, raw: Mapping[str, Any], required: Required) -> OpenLineageListener:
     known_fields(where, raw, (*_COMMON, "url", "endpoint", "namespace", "api_key", "headers",
                               "timeout", "query_types"))
     endpoint = raw.get("endpoint")
@@ -186,7 +214,7 @@ def _query_types(where: str, types: Any) -> tuple[str, ...]:
     return tuple(t for t in QUERY_TYPES if t in types)
 
 
-_BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], bool], Listener]] = {
+_BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], Required], Listener]] = {
     "http": _http, "kafka": _kafka, "openlineage": _openlineage,
 }
 

@@ -8,17 +8,30 @@ fails here before a real Trino refuses to start (tests/test_trino_real_event_lis
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests import javaprops
+from tests.conftest import CHART_DIR, ROOT
+from tests.marks import CHART, helm_python
+from tests.test_chart import render_through_chart
 from trinogen.errors import ConfigError
+from trinogen.kinds.event_listeners.document import (
+    ListenerParts,
+    chosen,
+    coordinator_uri,
+    listener_parts,
+)
+from trinogen.kinds.event_listeners.options import Listener, parse
+from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import Checker
-from trinogen.model.listeners import ListenerParts, check_private, chosen, listener_parts
-from trinogen.render.escape import helm_unescape
-from trinogen.render.listeners import config_files, config_line, file_text
-from trinogen.secrets import settings_use
-from trinogen.settings.listeners import Listener, parse
+from trinogen.render import Renderer
+from trinogen.render.names import chart_fullname
+from trinogen.settings import Settings, load_settings
 
 TRINO_URI = "http://etl-trino.trino-etl.svc:8080"
 VAULT_TOKEN = "secret/platform/audit/{cluster}#token"
@@ -53,7 +66,7 @@ def test_an_http_listener_file_names_each_setting_and_its_secret_by_variable() -
     parts = build(["audit"], offered(audit=AUDIT))
     (secret,) = parts.secrets
     assert str(secret.use.ref) == "secret/platform/audit/etl#token"
-    assert file_text(parts.files[0]).splitlines() == [
+    assert parts.listeners[0].text.splitlines() == [
         "event-listener.name=http",
         "http-event-listener.connect-ingest-uri=https://audit.example.com/trino/etl",
         "http-event-listener.log-created=true",
@@ -72,7 +85,7 @@ def test_a_kafka_listener_publishes_exactly_the_events_it_names_a_topic_for() ->
     """Each event with a topic is published to it; the others are switched off explicitly
     (Trino refuses a published event without a topic)."""
     parts = build(["stream"], offered(stream=STREAM))
-    assert file_text(parts.files[0]).splitlines() == [
+    assert parts.listeners[0].text.splitlines() == [
         "event-listener.name=kafka",
         "kafka-event-listener.broker-endpoints=kafka-0.kafka:9092,kafka-1.kafka:9092",
         "kafka-event-listener.publish-created-event=false",
@@ -92,7 +105,7 @@ def test_an_openlineage_listener_posts_over_http_with_its_key_from_vault() -> No
     namespace; its API key is an ${ENV:...} reference."""
     parts = build(["lineage"], offered(lineage=LINEAGE))
     (secret,) = parts.secrets
-    assert file_text(parts.files[0]).splitlines() == [
+    assert parts.listeners[0].text.splitlines() == [
         "event-listener.name=openlineage",
         f"openlineage-event-listener.trino.uri={TRINO_URI}",
         "openlineage-event-listener.transport.type=HTTP",
@@ -110,22 +123,23 @@ def test_split_listeners_are_on_every_node_the_others_on_the_coordinator_only() 
     workers too; created/completed listeners only on the coordinator."""
     parts = build(["audit", "stream", "lineage"],
                   offered(audit=AUDIT, stream=STREAM, lineage=LINEAGE))
-    assert config_line(parts, "coordinator") == (
-        "event-listener.config-files=/etc/trino/event-listener-audit.properties,"
-        "/etc/trino/event-listener-stream.properties,/etc/trino/event-listener-lineage.properties")
-    assert config_line(parts, "worker") == (
-        "event-listener.config-files=/etc/trino/event-listener-stream.properties")
-    assert sorted(config_files(parts, "coordinator")) == [
-        "event-listener-audit.properties", "event-listener-lineage.properties",
-        "event-listener-stream.properties"]
-    assert list(config_files(parts, "worker")) == ["event-listener-stream.properties"]
+    assert parts.coordinator == (("event-listener.config-files",
+                                  ("/etc/trino/event-listener-audit.properties,"
+                                   "/etc/trino/event-listener-stream.properties,"
+                                   "/etc/trino/event-listener-lineage.properties")),)
+    assert parts.worker == (("event-listener.config-files",
+                             "/etc/trino/event-listener-stream.properties"),)
+    assert [name for name, _ in parts.files] == [
+        "event-listener-audit.properties", "event-listener-stream.properties",
+        "event-listener-lineage.properties"]
+    assert [name for name, _ in parts.worker_files] == ["event-listener-stream.properties"]
+    assert parts.config == ()
 
 
 def test_no_listener_writes_no_line() -> None:
     """A cluster without listeners gets no config-files line and no file on either role."""
     parts = build([], {})
-    assert (config_line(parts, "coordinator"), config_line(parts, "worker")) == (None, None)
-    assert config_files(parts, "coordinator") == {}
+    assert (parts.coordinator, parts.worker, parts.files, parts.worker_files) == ((),) * 4
 
 
 @pytest.mark.parametrize(("picked", "expected", "problems"), [
@@ -146,43 +160,12 @@ def test_a_document_picks_listeners_and_cannot_drop_a_required_one(
     assert [p.field for p in c.problems] == problems
 
 
-def test_the_coordinator_file_survives_the_charts_tpl() -> None:
-    """What the chart's `tpl` makes of the file is the file (nothing in it is a template)."""
-    parts = build(["audit"], offered(audit=AUDIT))
-    (text,) = config_files(parts, "coordinator").values()
-    assert helm_unescape(text) == file_text(parts.files[0])
-
-
-@pytest.mark.parametrize(("ref", "refused"), [
-    ("secret/platform/audit/etl#token", True),   # the header's secret, as the cluster binds it
-    ("secret/platform/audit/etl#other", False),
-    ("secret/platform/audit/ops#token", False),  # another cluster's token is another secret
-])
-def test_a_document_may_not_copy_a_listeners_secret(ref: str, refused: bool) -> None:
-    """A document placeholder naming a listener's Vault secret is refused at its field."""
-    parts = build(["audit"], offered(audit=AUDIT))
-    c = Checker("etl", "error")
-    check_private(parts, [("properties.x", settings_use(ref, "etl", "data_team"))], c)
-    assert [p.field for p in c.problems] == (["properties.x"] if refused else [])
-
-
-@pytest.mark.parametrize(("required", "profile", "owner", "added"), [
-    (False, "prod", "data_team", False),
-    (True, None, "data_team", True),
-    ({"profiles": ["prod"]}, "prod", "data_team", True),
-    ({"profiles": ["prod"]}, "dev", "data_team", False),
-    ({"profiles": ["prod"]}, None, "data_team", False),
-    ({"tenants": ["finance"]}, "dev", "finance", True),
-    ({"tenants": ["finance"]}, "dev", "data_team", False),
-    ({"profiles": ["prod"], "tenants": ["finance"]}, "dev", "finance", True),
-])
-def test_a_listener_is_required_for_all_or_for_some_profiles_and_owners(
-        required: Any, profile: str | None, owner: str, added: bool) -> None:
-    """`required` adds the listener to every cluster, or to those of the profiles and owners
-    it names, though the document names none."""
-    options = offered(audit={**AUDIT, "required": required})
-    c = Checker("etl", "error")
-    assert chosen([], options, profile, owner, c) == (["audit"] if added else [])
+def test_a_listener_file_reads_back_as_written() -> None:
+    """java.util.Properties (tests/javaprops) reads each listener file as its lines."""
+    parts = build(["audit", "stream", "lineage"],
+                  offered(audit=AUDIT, stream=STREAM, lineage=LINEAGE))
+    for f in parts.listeners:
+        assert javaprops.loads(f.text) == dict(f.lines)
 
 
 BAD = [
@@ -223,6 +206,9 @@ BAD = [
     ("lineage key", {**LINEAGE, "api_key": "plain-key"}, "Vault reference"),
     ("query type", {**LINEAGE, "query_types": ["select"]}, "query_types must list"),
     ("lineage namespace", {**LINEAGE, "namespace": "a,b"}, "without ','"),
+    ("non-ascii", {**LINEAGE, "namespace": "caf\u00e9"}, "printable ASCII"),
+    ("backslash", {**AUDIT, "headers": {"X-A": "a\\b"}}, "printable ASCII"),
+    ("leading space", {**AUDIT, "headers": {"X-A": " a"}}, "printable ASCII"),
 ]
 
 
@@ -253,9 +239,123 @@ def test_every_property_written_is_bound_by_trino_476s_listener_plugins() -> Non
                "openlineage": "openlineage"}
     parts = build(["audit", "stream", "lineage"],
                   offered(audit=AUDIT, stream=STREAM, lineage=LINEAGE))
-    for f in parts.files:
+    for f in parts.listeners:
         lines = dict(f.lines)
         plugin = ts.distribution("476") / "plugin" / plugins[lines.pop("event-listener.name")]
         bound = property_set(unit_facts(
             scan_jar(p.read_bytes()) for p in plugin.glob("io.trino_*.jar"))).known
         assert set(lines) - bound == set(), f.name
+
+
+# --- wired: the settings file, a document, the render, the real chart --------------------------
+
+
+def load(tmp_path: Path, **sections: Any) -> Settings:
+    """The demo settings file with the listeners above offered (and `sections` added)."""
+    text = (ROOT / "config" / "demo.yaml").read_text(encoding="utf-8")
+    listeners = {"event_listeners": {"audit": {**AUDIT, "required": {"profiles": ["small"]}},
+                                     "stream": STREAM, "lineage": LINEAGE}}
+    path = tmp_path / "settings.yaml"
+    path.write_text(text + "\n" + yaml.safe_dump({**listeners, **sections}), encoding="utf-8")
+    return load_settings(path, environ={})
+
+
+def judge(s: Settings, **body: Any) -> Cluster | Failed:
+    doc = {"_id": "t-etl", "clusterId": "etl", "owner": "data_team", "enabled": True,
+           "connectors": [{"name": "tpch", "properties": {"connector.name": "tpch"}}], **body}
+    out = classify(RawDocument('"t-etl"', doc), s)
+    assert isinstance(out, (Cluster, Failed)), out
+    return out
+
+
+def fields(out: Cluster | Failed) -> list[str]:
+    assert isinstance(out, Failed), "the document was accepted"
+    return [p.field for p in out.problems]
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ({}, []),
+    ({"eventListeners": ["lineage"]}, ["lineage"]),
+    ({"profile": "small"}, ["audit"]),                                 # required for the profile
+    ({"profile": "small", "eventListeners": []}, ["audit"]),           # cannot be dropped
+    ({"profile": "small", "eventListeners": ["stream"]}, ["stream", "audit"]),
+])
+def test_a_document_gets_what_it_picks_and_what_its_profile_requires(
+        tmp_path: Path, body: dict[str, Any], expected: list[str]) -> None:
+    """Through the settings loader and the model: the cluster's listeners are its picks and the
+    ones required for its profile."""
+    out = judge(load(tmp_path), **body)
+    assert isinstance(out, Cluster), out
+    part = out.kind("event_listeners")
+    assert ([f.name for f in part.listeners] if part else []) == expected
+
+
+def test_an_unknown_or_foreign_listener_is_refused_at_its_index(tmp_path: Path) -> None:
+    """A name the settings do not offer, or one the document's tenant may not pick, fails at
+    `eventListeners[i]`; a required listener is added whatever the tenant's list says."""
+    assert fields(judge(load(tmp_path), eventListeners=["nope"])) == ["eventListeners[0]"]
+    s = load(tmp_path, tenants={"data_team": {"options": {"event_listeners": ["lineage"]}}})
+    assert fields(judge(s, eventListeners=["lineage", "stream"])) == ["eventListeners[1]"]
+    out = judge(s, profile="small", eventListeners=["lineage"])
+    assert isinstance(out, Cluster), out
+    assert [f.name for f in out.kind("event_listeners").listeners] == ["lineage", "audit"]
+
+
+def test_a_document_may_not_copy_a_listeners_secret(tmp_path: Path) -> None:
+    """A document placeholder naming the audit listener's Vault secret is refused at its field
+    (a catalog could send the audit store's write token anywhere)."""
+    s = load(tmp_path)
+    s = dataclasses.replace(s, secrets=dataclasses.replace(
+        s.secrets, scope=("secret/platform/audit/{cluster}",)))
+    props = {"x.password": "{{ vault:secret/platform/audit/etl#token }}"}
+    body = {"profile": "small", "connectors": [
+        {"name": "pg", "properties": {"connector.name": "postgresql",
+                                      "connection-url": "jdbc:postgresql://db:5432/x",
+                                      "connection-password": props["x.password"]}}]}
+    assert 'connectors["pg"].properties.connection-password' in fields(judge(s, **body))
+    body["connectors"][0]["properties"]["connection-password"] = (
+        "{{ vault:secret/platform/audit/etl#other }}")
+    assert isinstance(judge(s, **body), Cluster)
+
+
+def test_the_coordinator_uri_is_the_charts_service() -> None:
+    """OpenLineage's trino.uri names the Service the chart creates for the coordinator."""
+    for cid in ("etl", "t", "trino", "a" * 40):
+        assert coordinator_uri(cid) == f"http://{chart_fullname(cid)}.trino-{cid}.svc:8080"
+
+
+def test_the_listeners_reach_each_roles_configmap_and_the_env_secret(tmp_path: Path) -> None:
+    """Through the real chart: the coordinator's ConfigMap holds every listener file and lists
+    them all; the worker's holds and lists only the split listener; the ExternalSecret carries
+    the header's variable from the option's Vault reference, and no rendered file holds a
+    value of it."""
+    s = load(tmp_path)
+    out = judge(s, profile="small", eventListeners=["stream", "lineage"])
+    assert isinstance(out, Cluster), out
+    files = Renderer(s).render_cluster(out, {})
+    text = files[f"{s.output.clusters_dir}/etl/values.yaml"].decode()
+    _, objects = render_through_chart(helm_python.Chart.load(CHART_DIR), text, "etl", "trino-etl")
+    maps = {o["metadata"]["name"]: o.get("data", {}) for o in objects if o["kind"] == "ConfigMap"}
+    coordinator, worker = maps["etl-trino-coordinator"], maps["etl-trino-worker"]
+    names = ["stream", "lineage", "audit"]
+    for name in names:
+        assert javaprops.loads(coordinator[f"event-listener-{name}.properties"])[
+            "event-listener.name"] == {"stream": "kafka", "lineage": "openlineage",
+                                       "audit": "http"}[name]
+    assert javaprops.loads(coordinator["config.properties"])["event-listener.config-files"] == (
+        ",".join(f"/etc/trino/event-listener-{n}.properties" for n in names))
+    assert [k for k in worker if k.startswith("event-listener-")] == [
+        "event-listener-stream.properties"]
+    assert javaprops.loads(worker["config.properties"])["event-listener.config-files"] == (
+        "/etc/trino/event-listener-stream.properties")
+    header = javaprops.loads(coordinator["event-listener-audit.properties"])[
+        "http-event-listener.connect-http-headers"]
+    env = header.split("${ENV:")[1].split("}")[0]
+    (es,) = [yaml.safe_load(v) for k, v in files.items() if k.endswith("externalsecret.yaml")]
+    data = {d["secretKey"]: d["remoteRef"] for d in es["spec"]["data"]}
+    assert data[env]["key"].endswith("platform/audit/etl") and data[env]["property"] == "token"
+
+
+for _mark in CHART:  # needs the chart and helm-python-sdk (fails under CI=true without them)
+    test_the_listeners_reach_each_roles_configmap_and_the_env_secret = _mark(
+        test_the_listeners_reach_each_roles_configmap_and_the_env_secret)

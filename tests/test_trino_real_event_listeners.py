@@ -2,7 +2,7 @@
 
 A document with a tpch catalog goes through trinogen and the real chart (tests/test_trino_real.py's
 way, its REWRITES unchanged); the listeners' files and `event-listener.config-files` lines are
-added to the chart's values by `trinogen.render.listeners` (until the option kind is wired, the
+added to the chart's values by `trinogen.kinds.event_listeners.values` (until the option kind is wired, the
 test hands them to the chart itself: `_WithListeners`). The coordinator boots from the ConfigMaps
 the chart renders. Where the listener file's header names a Vault secret, the test stands in for
 External Secrets: it puts the value into the pod's environment under the variable trinogen named.
@@ -35,9 +35,9 @@ from tests.conftest import CHART_DIR, demo_settings
 from tests.marks import REAL_TRINO, helm_python
 from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor, render_pods
 from trinogen.model.checker import Checker
-from trinogen.model.listeners import CONFIG_DIR, ListenerParts, chosen, listener_parts
-from trinogen.render.listeners import config_files, config_line
-from trinogen.settings.listeners import KafkaListener, Listener, parse
+from trinogen.kinds.event_listeners.document import CONFIG_DIR, ListenerParts, chosen, listener_parts
+from trinogen.kinds.event_listeners.values import config_files, config_line
+from trinogen.kinds.event_listeners.options import KafkaListener, Listener, parse
 
 pytestmark = REAL_TRINO
 

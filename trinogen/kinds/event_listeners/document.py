@@ -1,7 +1,7 @@
 """Event listeners: which a cluster gets, and each one's properties file (issue 21, item 3).
 
 A document picks listeners by name (`eventListeners: [audit, lineage]`, settings
-`event_listeners.<name>`, `trinogen.settings.listeners`); every option `required` for the
+`event_listeners.<name>`, `trinogen.kinds.event_listeners.options`); every option `required` for the
 cluster's profile or owner (or for all) is added whatever the document (or its profile) says, so a
 document cannot drop the platform's audit trail.
 Each listener becomes one properties file, `/etc/trino/event-listener-<name>.properties`, and
@@ -22,26 +22,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from trinogen.model.checker import Checker
-from trinogen.model.server_secrets import env_reference
-from trinogen.model.types import ServerSecret
-from trinogen.secrets import PlaceholderError, SecretUse, settings_use
-from trinogen.settings.listeners import (
+from trinogen.kinds.event_listeners.options import (
     Header,
     HttpListener,
     KafkaListener,
     Listener,
     OpenLineageListener,
 )
-from trinogen.settings.options.metadata import fill
+from trinogen.model.checker import Checker
+from trinogen.model.server_secrets import env_reference
+from trinogen.model.types import ServerSecret
+from trinogen.secrets import PlaceholderError, SecretUse, settings_use
+from trinogen.settings import Settings
+from trinogen.settings.options import metadata
 
 FIELD = "eventListeners"
 KIND = "event_listeners"
 CONFIG_DIR = "/etc/trino"  # the chart's server.config.path: additionalConfigFiles land here
 CONFIG_FILES = "event-listener.config-files"
 Role = Literal["coordinator", "worker"]
+Lines = tuple[tuple[str, str], ...]
 # The event names of each plugin's switches (HttpEventListenerConfig, KafkaEventListenerConfig)
 _HTTP_EVENTS = {"created": "log-created", "completed": "log-completed", "split": "log-split"}
 _KAFKA_EVENTS = {"created": "created-event", "completed": "completed-event",
@@ -63,16 +65,25 @@ class ListenerFile:
         """The file's name in /etc/trino (and its key in the chart's additionalConfigFiles)."""
         return f"event-listener-{self.name}.properties"
 
+    @property
+    def text(self) -> str:
+        """The file as java.util.Properties reads it: the keys are fixed ASCII names, and every
+        value printable ASCII without a backslash (the option's checks, and clusterId, owner and
+        variable names are narrower still), so `key=value` needs no escaping."""
+        return "".join(f"{k}={v}\n" for k, v in self.lines)
+
 
 @dataclass(frozen=True)
 class ListenerParts:
-    """What a cluster's listeners add: their files and the secrets those files name."""
+    """What a cluster's listeners add (the kind's `Part`): their files, the
+    `event-listener.config-files` line of each role that has one, the secrets the files name."""
 
-    files: tuple[ListenerFile, ...]
+    listeners: tuple[ListenerFile, ...]
     secrets: tuple[ServerSecret, ...]
+    config: Lines = ()  # nothing for both roles alike: each role lists its own files
 
     def on(self, role: Role) -> tuple[ListenerFile, ...]:
-        return tuple(f for f in self.files if role == "coordinator" or f.every_node)
+        return tuple(f for f in self.listeners if role == "coordinator" or f.every_node)
 
     def config_files(self, role: Role) -> tuple[str, str] | None:
         """The `event-listener.config-files` line of a role's config.properties, if any."""
@@ -80,6 +91,54 @@ class ListenerParts:
         if not files:
             return None
         return CONFIG_FILES, ",".join(f"{CONFIG_DIR}/{f.key}" for f in files)
+
+    def _lines(self, role: Role) -> Lines:
+        line = self.config_files(role)
+        return () if line is None else (line,)
+
+    def _files(self, role: Role) -> Lines:
+        return tuple((f.key, f.text) for f in self.on(role))
+
+    @property
+    def coordinator(self) -> Lines:
+        return self._lines("coordinator")
+
+    @property
+    def files(self) -> Lines:
+        return self._files("coordinator")
+
+    @property
+    def worker(self) -> Lines:
+        return self._lines("worker")
+
+    @property
+    def worker_files(self) -> Lines:
+        return self._files("worker")
+
+
+def pick(value: object, d: Mapping[str, Any], s: Settings, c: Checker
+         ) -> tuple[tuple[str, Listener], ...] | None:
+    """The listeners the cluster gets (None: none), read from `eventListeners` and the options
+    required for the document's profile and owner."""
+    offered: Mapping[str, Listener] = s.options(KIND)
+    names = chosen(value, offered, d.get("profile"), d.get("owner"), c)
+    return tuple((n, offered[n]) for n in names) or None
+
+
+def fill(option: tuple[tuple[str, Listener], ...], cluster_id: str, owner: str,
+         d: Mapping[str, Any], s: Settings, c: Checker) -> ListenerParts | None:
+    """Each picked listener's file for this cluster; None when a reference fails (reported)."""
+    return listener_parts([n for n, _ in option], dict(option), cluster_id, owner,
+                          coordinator_uri(cluster_id), c)
+
+
+def coordinator_uri(cluster_id: str) -> str:
+    """The coordinator's Service inside the cluster (OpenLineage's `trino.uri`, which names the
+    datasets' namespace): the chart's `trino.fullname` in namespace `trino-<clusterId>`, as
+    `trinogen.render.names.chart_fullname` derives it (tests/test_event_listeners.py holds
+    them equal)."""
+    name = "trino" if "trino".startswith(cluster_id) else f"{cluster_id}-trino"
+    return f"http://{name[:63].rstrip('-')}.trino-{cluster_id}.svc:8080"
 
 
 def chosen(value: object, offered: Mapping[str, Listener], profile: object, owner: object,
@@ -129,7 +188,7 @@ class _Builder:
         self.name = ""
 
     def fill(self, pattern: str) -> str:
-        return fill(pattern, self.cluster, self.owner)
+        return metadata.fill(pattern, self.cluster, self.owner)
 
     def secret(self, key: str, template: str) -> str:
         """`${ENV:<variable>}` for a Vault reference of the option, kept for the env Secret."""

@@ -5,7 +5,7 @@ profile) picks, and every option `required` for it whatever the document says (`
 every cluster; `required: {profiles: [...], tenants: [...]}`: the clusters of those profiles or
 owners). Three plugins of
 Trino 476 are offered, each field mapped to the @Config names its jar binds
-(`trinogen.model.listeners` writes them; tests/test_listeners.py checks them against the jars):
+(`trinogen.kinds.event_listeners.document` writes them; tests/test_listeners.py checks them against the jars):
 
 - `http` (plugin `http-event-listener`): `uri` (where events are POSTed), `headers` (literal, or a
   Vault reference with an optional literal prefix: `Bearer `), `events` (created, completed,
@@ -220,11 +220,15 @@ _BY_TYPE: dict[str, Callable[[str, Mapping[str, Any], Required], Listener]] = {
 
 
 def _plain(where: str, text: str) -> str:
-    """Text that reaches Trino as written: one line, no `${` (Trino's secret resolver would
-    read an environment variable), no `{{` (the chart passes listener files through Helm's
-    `tpl`), no ',' (Trino splits these lists on it)."""
-    if not text or any(ch in text for ch in "\n\r\x00,") or "${" in text or "{{" in text:
-        raise ConfigError(f"{where} must be one line of text without ',', '${{' or '{{{{'")
+    """Text that reaches Trino as written: printable ASCII (a properties file then needs no
+    escaping), no backslash, no `${` (Trino's secret resolver would read an environment
+    variable), no `{{` (the chart passes listener files through Helm's `tpl`), no ',' (Trino
+    splits these lists on it)."""
+    if (not text or text[0] == " " or not all(" " <= ch <= "~" for ch in text)
+            or any(ch in text for ch in "\\,")
+            or "${" in text or "{{" in text):
+        raise ConfigError(f"{where} must be one line of printable ASCII without ',', '\\', "
+                          "'${' or '{{'")
     return text
 
 

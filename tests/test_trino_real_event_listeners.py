@@ -1,16 +1,15 @@
 """A real Trino 476 loads the event listeners trinogen writes (issue 21, item 3).
 
-A document with a tpch catalog goes through trinogen and the real chart (tests/test_trino_real.py's
-way, its REWRITES unchanged); the listeners' files and `event-listener.config-files` lines are
-added to the chart's values by `trinogen.kinds.event_listeners.values` (until the option kind is wired, the
-test hands them to the chart itself: `_WithListeners`). The coordinator boots from the ConfigMaps
-the chart renders. Where the listener file's header names a Vault secret, the test stands in for
-External Secrets: it puts the value into the pod's environment under the variable trinogen named.
+Settings offering three listeners and a document picking them (`eventListeners`) go through
+trinogen and the real chart (tests/test_trino_real.py's way, its REWRITES unchanged, plus the
+several /etc/trino paths of `event-listener.config-files`); the coordinator boots from the
+ConfigMaps the chart renders. Where the listener's header names a Vault secret, the test stands
+in for External Secrets: the pod's environment holds the value under the variable trinogen named.
 
 - The HTTP listener POSTs the completed event of a query (its id and text) to an HTTP server the
   test runs on loopback, with the Authorization header built from the secret; the OpenLineage
   listener POSTs its run events to the same server; a Kafka listener whose broker does not
-  answer still lets Trino start (it publishes lazily).
+  answer lets Trino start only with `exit_on_startup_failure: false` (Trino's default exits).
 - One wrong property in a Kafka or OpenLineage listener's file makes Trino exit at startup
   ("was not used"): trinogen writes only names the plugins bind.
 """
@@ -30,14 +29,14 @@ from typing import Any
 
 import pytest
 
+from tests import javaprops
 from tests import trino_server as ts
 from tests.conftest import CHART_DIR, demo_settings
 from tests.marks import REAL_TRINO, helm_python
 from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor, render_pods
-from trinogen.model.checker import Checker
-from trinogen.kinds.event_listeners.document import CONFIG_DIR, ListenerParts, chosen, listener_parts
-from trinogen.kinds.event_listeners.values import config_files, config_line
-from trinogen.kinds.event_listeners.options import KafkaListener, Listener, parse
+from trinogen.kinds.event_listeners.document import CONFIG_DIR
+from trinogen.settings import Settings
+from trinogen.settings.named import parse_kind
 
 pytestmark = REAL_TRINO
 
@@ -103,8 +102,9 @@ def receiver() -> Iterator[Receiver]:
         server.server_close()
 
 
-def options(port: int) -> dict[str, Listener]:
-    raw = {
+def options(port: int) -> dict[str, Any]:
+    """The platform's `event_listeners:` section, pointing at the loopback server."""
+    return {
         "audit": {"type": "http", "uri": f"http://127.0.0.1:{port}/audit/{{cluster}}",
                   "headers": {"Authorization": {"vault": "secret/platform/audit#token",
                                                 "prefix": "Bearer "}},
@@ -116,31 +116,12 @@ def options(port: int) -> dict[str, Listener]:
                     "endpoint": "/api/v1/lineage", "namespace": "{cluster}",
                     "query_types": ["SELECT"]},
     }
-    return {name: parse(f"test: event_listeners.{name}", r) for name, r in raw.items()}
 
 
-def parts_for(names: list[str], offered: dict[str, Listener], trino_uri: str) -> ListenerParts:
-    c = Checker("listen", "error")
-    parts = listener_parts(chosen(names, offered, None, "qa_team", c), offered, "listen", "qa_team", trino_uri, c)
-    assert parts is not None and not c.problems, c.problems
-    return parts
-
-
-class _WithListeners:
-    """The real chart, handed values with the listeners added as trinogen renders them."""
-
-    def __init__(self, chart: Any, parts: ListenerParts) -> None:
-        self.chart, self.parts = chart, parts
-
-    def render(self, values: dict[str, Any], **kw: Any) -> Any:
-        for role, extra in (("coordinator", "coordinatorExtraConfig"),
-                            ("worker", "workerExtraConfig")):
-            values.setdefault(role, {})["additionalConfigFiles"] = config_files(self.parts, role)
-            line = config_line(self.parts, role)
-            if line is not None:
-                server = values.setdefault("server", {})
-                server[extra] = "\n".join(filter(None, [server.get(extra), line]))
-        return self.chart.render(values, **kw)
+def settings_with(listeners: dict[str, Any]) -> Settings:
+    s = demo_settings()
+    return dataclasses.replace(s, named={
+        **s.named, "event_listeners": parse_kind("event_listeners", listeners, "test")})
 
 
 @dataclass
@@ -149,27 +130,29 @@ class Boot:
     port: int
 
 
-def boot(parts: ListenerParts, root: Path, env: dict[str, str],
+def boot(listeners: dict[str, Any], picked: list[str], root: Path,
          edit: dict[str, tuple[str, str]] | None = None) -> Boot:
-    """The coordinator as the chart renders it, started alone; `edit` adds a line to a file."""
-    pods = render_pods(DOC, demo_settings(), _WithListeners(
-        helm_python.Chart.load(CHART_DIR), parts))
+    """The coordinator as trinogen and the chart render it for a document picking `picked`,
+    started alone; `edit` adds a line to a file. Where the env Secret holds the header's
+    token, the test puts TOKEN (it stands in for External Secrets reading Vault)."""
+    doc = {**DOC, "eventListeners": picked}
+    pods = render_pods(doc, settings_with(listeners), helm_python.Chart.load(CHART_DIR))
     pod = pods.role["coordinator"]
-    for f in parts.on("coordinator"):  # the chart mounted each listener file from its ConfigMap
-        assert f"{CONFIG_DIR}/{f.key}" in pod.files, sorted(pod.files)
     files = dict(pod.files)
+    listed = javaprops.loads(files[CONFIG])["event-listener.config-files"].split(",")
+    assert listed == [f"{CONFIG_DIR}/event-listener-{n}.properties" for n in picked]
+    assert all(p in files for p in listed), sorted(files)  # mounted from the ConfigMap
     for path, (key, value) in (edit or {}).items():
         files[path] = ts.properties_with(files[path], {key: value})
+    env = {k: TOKEN if k.startswith("TRINO_VAULT_SECRET_PLATFORM_AUDIT") else v
+           for k, v in pod.env.items()}
     port = ts.free_port()
     node = ts.TrinoNode("coordinator", root, ts.NodeFiles({}, {}))
-    local = for_laptop(ts.NodeFiles(files, {**pod.env, **env}), root,
-                       ts.distribution() / "plugin", port, port, heap_factor(pods.role),
-                       coordinator_alone=True)
+    local = for_laptop(ts.NodeFiles(files, env), root, ts.distribution() / "plugin", port, port,
+                       heap_factor(pods.role), coordinator_alone=True)
     # for_laptop moves a path value's first /etc/trino path only; the list names several
-    listed = parts.config_files("coordinator")
-    assert listed is not None
-    local.files[CONFIG] = ts.properties_with(local.files[CONFIG], {listed[0]: ",".join(
-        str(node.local(p)) for p in listed[1].split(","))})
+    local.files[CONFIG] = ts.properties_with(local.files[CONFIG], {
+        "event-listener.config-files": ",".join(str(node.local(p)) for p in listed)})
     node.pod = local
     node.start(ts.distribution())
     return Boot(node, port)
@@ -180,11 +163,8 @@ def test_the_http_listener_posts_each_completed_query_with_its_secret_header(
     """With three listeners at once, a query's completed event reaches the loopback server as
     JSON naming the query id and text, with `Authorization: Bearer <the Vault value>`; the
     OpenLineage listener posts its run events there too, and Kafka does not stop the boot."""
-    offered = options(receiver.port)
     root = tmp_path_factory.mktemp("trino-listeners")
-    parts = parts_for(["audit", "stream", "lineage"], offered, "http://127.0.0.1:8080")
-    (secret,) = parts.secrets
-    b = boot(parts, root, {secret.use.env: TOKEN})
+    b = boot(options(receiver.port), ["audit", "stream", "lineage"], root)
     try:
         b.node.wait_started(BOOT_TIMEOUT)
         assert ts.query(b.port, SQL) == [[25]]
@@ -215,9 +195,9 @@ def test_a_property_the_plugin_does_not_bind_stops_trino(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """The listener file trinogen writes, plus one property its plugin does not bind, makes the
     coordinator exit before SERVER STARTED, naming that property (the right file starts: above)."""
-    parts = parts_for([listener], options(receiver.port), "http://127.0.0.1:8080")
     root = tmp_path_factory.mktemp(f"trino-listener-{listener}")
-    b = boot(parts, root, {}, edit={f"{CONFIG_DIR}/{parts.files[0].key}": (key, value)})
+    b = boot(options(receiver.port), [listener], root,
+             edit={f"{CONFIG_DIR}/event-listener-{listener}.properties": (key, value)})
     try:
         state, code = b.node.wait_outcome(BOOT_TIMEOUT)
         log, tail = b.node.log(), b.node.tail()
@@ -232,13 +212,10 @@ def test_a_kafka_listener_that_must_reach_its_brokers_stops_trino_without_them(
         receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Left at Trino's default (exit_on_startup_failure unset), a Kafka listener whose brokers do
     not answer within its request timeout makes the coordinator exit at startup."""
-    offered = options(receiver.port)
-    stream = offered["stream"]
-    assert isinstance(stream, KafkaListener)
-    offered["stream"] = dataclasses.replace(stream, exit_on_startup_failure=None)
-    parts = parts_for(["stream"], offered, "http://127.0.0.1:8080")
+    listeners = options(receiver.port)
+    del listeners["stream"]["exit_on_startup_failure"]
     root = tmp_path_factory.mktemp("trino-listener-kafka-down")
-    b = boot(parts, root, {})
+    b = boot(listeners, ["stream"], root)
     try:
         state, code = b.node.wait_outcome(BOOT_TIMEOUT)
         log, tail = b.node.log(), b.node.tail()

@@ -301,6 +301,19 @@ def test_an_unknown_or_foreign_listener_is_refused_at_its_index(tmp_path: Path) 
     assert [f.name for f in out.kind("event_listeners").listeners] == ["lineage", "audit"]
 
 
+@pytest.mark.parametrize(("body", "refused"), [
+    ({}, True), ({"eventListeners": []}, True), ({"eventListeners": ["lineage"]}, False),
+    ({"profile": "small"}, True),  # the required audit listener is not the document's pick
+])
+def test_a_tenant_requiring_the_kind_needs_a_listener_picked(
+        tmp_path: Path, body: dict[str, Any], refused: bool) -> None:
+    """`require: [event_listeners]` is met by a document naming a listener, not by an empty
+    list."""
+    s = load(tmp_path, tenants={"data_team": {"options": "all", "require": ["event_listeners"]}})
+    out = judge(s, **body)
+    assert (isinstance(out, Failed) and fields(out) == ["eventListeners"]) == refused, out
+
+
 def test_a_document_may_not_copy_a_listeners_secret(tmp_path: Path) -> None:
     """A document placeholder naming the audit listener's Vault secret is refused at its field
     (a catalog could send the audit store's write token anywhere)."""

@@ -8,16 +8,19 @@ is tests/test_trino_real_companions.py; the retry-policy row's is tests/test_tri
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from tests.conftest import demo_settings
 from tests.test_auth import secure_settings
-from tests.test_fault_tolerance import doc, run, values
+from tests.test_fault_tolerance import doc, run, settings_with, values
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import field_path
 from trinogen.model.rules import TOP_FIELDS
+from trinogen.settings import Settings
+from trinogen.settings.named import parse_kind
 from trinogen.trino.companions import COMPANIONS, Companion, refusal
 
 # Each property with a value that makes Trino need its companion.
@@ -61,7 +64,17 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "accessControl": ({"accessControl": {"rules": {"catalogs": [{"allow": "all"}]}}},
                       ("accessControl", "rules")),
     "authentication": ({"authentication": "corp-password"}, ("auth", "passwordAuthSecret")),
+    "eventListeners": ({"eventListeners": ["audit"]},
+                       ("coordinator", "additionalConfigFiles", "event-listener-audit.properties")),
 }
+
+
+def listener_settings() -> Settings:
+    """settings_with() and one HTTP event listener, `audit`."""
+    s = settings_with()
+    audit = {"audit": {"type": "http", "uri": "https://audit.example.com/{cluster}"}}
+    return dataclasses.replace(s, named={
+        **s.named, "event_listeners": parse_kind("event_listeners", audit, "t")})
 
 
 def test_the_table_lists_exactly_the_properties_tested_here() -> None:
@@ -120,7 +133,8 @@ def test_each_offered_companion_renders_from_its_field(offer: str) -> None:
     assert offer.split(".")[0] in TOP_FIELDS
     assert offer in {row.offered_by for row in COMPANIONS.values()}
     patch, where = OFFERS[offer]
-    settings = secure_settings() if "authentication" in patch else None
+    settings = (secure_settings() if "authentication" in patch
+                else listener_settings() if "eventListeners" in patch else None)
     body = {**doc(), **patch}
     outcome = classify(RawDocument('"d"', body), settings) if settings else run(body)
     assert isinstance(outcome, Cluster), outcome

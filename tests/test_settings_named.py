@@ -88,7 +88,8 @@ def test_a_document_picks_an_option_by_name(value: Any, picked: Any, needle: str
 
 # The smallest entry of each kind that reaches its field check (storage and authentication
 # check their `type` first).
-_TYPED = {"storage": {"type": "s3"}, "authentication": {"type": "PASSWORD"}}
+_TYPED = {"storage": {"type": "s3"}, "authentication": {"type": "PASSWORD"},
+          "event_listeners": {"type": "http"}}
 
 
 @pytest.mark.parametrize("kind", sorted(named.KINDS))

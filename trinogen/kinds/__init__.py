@@ -19,7 +19,7 @@ from __future__ import annotations
 # Every kind of named option, in the order the settings file is read; the settings file's
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-         "placement", "disruption")
+         "placement", "disruption", "event_listeners")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -28,7 +28,13 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
+    "event_listeners": "eventListeners",
 }
+# Kinds whose `document` module picks for itself, `pick(value, d, s, c)`: several options at
+# once, or options the platform requires for some clusters whatever their document says
+# (event listeners, issue 21). It is imported only when the settings offer the kind or the
+# document writes its field.
+SELF_PICKED = frozenset({"event_listeners"})
 
 
 def module(kind: str, part: str) -> str:

@@ -27,6 +27,11 @@ class Part(Protocol):
     /etc/trino: a resource-groups JSON, an event listener's .properties); their names are the
     kind's own, never a document's, and not one the chart writes itself. A kind that adds none
     returns ().
+
+    Two optional attributes (read with getattr, absent from every kind that needs neither):
+    `worker`, lines of the workers' config.properties only (workerExtraConfig), and `secrets`,
+    the `ServerSecret`s behind the `${ENV:...}` references in the kind's lines and files (they
+    join the cluster's env Secret, and a document placeholder naming one is refused).
     """
 
     @property
@@ -56,6 +61,14 @@ class DocumentModule(Protocol):
              c: Checker) -> Part | None:
         """The picked option made this cluster's value (patterns filled, checked); None when a
         problem was recorded on `c` (errors name the document field)."""
+
+
+class SelfPickingModule(DocumentModule, Protocol):
+    """The `document` module of a kind in `trinogen.kinds.SELF_PICKED`: it picks for itself."""
+
+    def pick(self, value: Any, d: Mapping[str, Any], s: Settings, c: Checker) -> Any:
+        """What the cluster picked from the field's `value` and the merged document `d` (the
+        option `fill` is given), None for nothing; problems on `c`."""
 
 
 class ValuesModule(Protocol):

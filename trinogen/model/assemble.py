@@ -13,6 +13,7 @@ from trinogen.errors import Problem
 from trinogen.model.auth import AuthParts
 from trinogen.model.fault_tolerance import FaultTolerance
 from trinogen.model.files import AttachedFiles
+from trinogen.model.kinds import Parts as KindParts
 from trinogen.model.operation import Operation
 from trinogen.model.properties import ServerProperties
 from trinogen.model.roles import Sizing
@@ -91,6 +92,15 @@ def _required(head: Head, p: Parts) -> _Required | None:
     return _Required(cid, owner, version, found, coordinator, worker)
 
 
+def _worker(worker: Role, kinds: KindParts) -> Role:
+    """The worker with a kind's worker lines (event listeners that log splits: an optional
+    `worker` of a kind's Part) after the document's own."""
+    lines = tuple(line for _, part in kinds for line in getattr(part, "worker", ()))
+    if not lines:
+        return worker
+    return replace(worker, extra_properties=(*worker.extra_properties, *lines))
+
+
 def _scale(sizing: Sizing, op: Operation) -> tuple[int, Autoscaling | None]:
     """Workers and autoscaling: a stopped cluster keeps none of either."""
     if op.stopped:
@@ -115,7 +125,7 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         coordinator=replace(need.coordinator, extra_properties=(
             *server.coordinator, *need.coordinator.extra_properties, *auth.coordinator,
             *(line for _, part in picked.kinds for line in part.coordinator))),
-        worker=need.worker,
+        worker=_worker(need.worker, picked.kinds),
         max_memory=server.max_memory,
         node_environment=server.node_environment,
         include_coordinator=server.include_coordinator,
@@ -137,7 +147,8 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         file_secrets=(*p.files.file_secrets, *auth.file_secrets),
         file_config_maps=p.files.config_maps,
         exchange=p.fault_tolerance.exchange,
-        server_secrets=(*p.bind.found, *auth.secrets),
+        server_secrets=(*p.bind.found, *auth.secrets,
+                        *(x for _, part in picked.kinds for x in getattr(part, "secrets", ()))),
         authentication=auth.auth,
         access=p.access,
         kinds=picked.kinds,

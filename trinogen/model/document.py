@@ -15,13 +15,15 @@ from typing import Any
 
 from trinogen.model.access import access_control
 from trinogen.model.assemble import Head, Parts, build
-from trinogen.model.auth import authentication, check_owned, check_private
+from trinogen.model.auth import authentication, check_owned
+from trinogen.model.auth import check_private as check_auth_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
+from trinogen.model.kinds import check_private
 from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.names import reserved
 from trinogen.model.operation import operation
@@ -154,11 +156,12 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
     if auth is not None:  # what the picked option owns, the document may not set or read
         check_owned(d["authentication"], _server_keys(props, sizing), c)
-        check_private(auth, _document_uses(bind, found), c)
+        check_auth_private(auth, _document_uses(bind, found), c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c)
+    check_private(picked.kinds, _document_uses(bind, found), c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,

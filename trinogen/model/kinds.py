@@ -9,15 +9,16 @@ Pure: the modules are imported by name, nothing is read.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, module
+from trinogen.kinds import HOMED, SELF_PICKED, module
 from trinogen.model.checker import Checker
+from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:
-    from trinogen.kinds.protocol import DocumentModule, Part
+    from trinogen.kinds.protocol import DocumentModule, Part, SelfPickingModule
 
 Picked = tuple[tuple[str, Any], ...]  # (kind, the option the document picked)
 Parts = tuple[tuple[str, "Part"], ...]  # (kind, its value for this cluster)
@@ -27,10 +28,20 @@ def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
     """The options the document picks, kind by kind; unknown names are reported on `c`."""
     out = []
     for kind, field in HOMED.items():
-        option = c.pick(d.get(field), field, s.options(kind), kind)
+        if kind in SELF_PICKED:
+            if d.get(field) is None and not s.options(kind):
+                continue  # nothing offered, nothing written: the module is not loaded
+            picker = cast("SelfPickingModule", _document(kind))
+            option = picker.pick(d.get(field), d, s, c)
+        else:
+            option = c.pick(d.get(field), field, s.options(kind), kind)
         if option is not None:
             out.append((kind, option))
     return tuple(out)
+
+
+def _document(kind: str) -> DocumentModule:
+    return cast("DocumentModule", importlib.import_module(module(kind, "document")))
 
 
 def fill(picked: Picked, cluster_id: str, owner: str, d: Mapping[str, Any], s: Settings,
@@ -39,8 +50,23 @@ def fill(picked: Picked, cluster_id: str, owner: str, d: Mapping[str, Any], s: S
     out (its problems are on `c`)."""
     out = []
     for kind, option in picked:
-        document = cast("DocumentModule", importlib.import_module(module(kind, "document")))
-        part = document.fill(option, cluster_id, owner, d, s, c)
+        part = _document(kind).fill(option, cluster_id, owner, d, s, c)
         if part is not None:
             out.append((kind, part))
     return tuple(out)
+
+
+def check_private(parts: Parts, uses: Iterable[tuple[str, SecretUse]], c: Checker) -> None:
+    """Report a document placeholder (field path, use) naming a secret of a picked option (an
+    optional `secrets` of its Part: an event listener's token writes into the platform's audit
+    store): a document must not copy it into a property of its own, even when the platform
+    keeps that secret inside `secrets.scope`."""
+    private = {x.use.ref: (kind, x.path) for kind, part in parts
+               for x in getattr(part, "secrets", ())}
+    if not private:
+        return
+    for path, use in uses:
+        if use.ref in private:
+            kind, where = private[use.ref]
+            c.error(path, f"placeholder {use.placeholder.text} names a secret of the {kind} "
+                    f"option at {where}; documents may not use it")

@@ -79,7 +79,7 @@ def _require(d: Mapping[str, Any], tenant: Tenant | None, s: Settings, c: Checke
                                            f"(profile_requirements.{profile})")
     for kind, who in by.items():
         for at in REQUIRED_AT[kind]:
-            if _get(d, at) is None:
+            if _get(d, at) in (None, []):  # an empty list (eventListeners) picks nothing
                 offer = f"; {_offer(tenant, kind, s)}" if tenant is not None else ""
                 c.error(".".join(at), f"is required by {' and '.join(who)}: pick {_a(kind)} "
                         f"option (a null here or in a layer does not remove it){offer}")

@@ -62,9 +62,11 @@ COMPANIONS: dict[str, Companion] = {
         "in SQL would escape every check trinogen makes on connectors",
         "io.trino.connector.FileCatalogStore; Kubernetes mounts ConfigMap volumes read-only"),
     "event-listener.config-files": Companion(
-        None, "the event listeners' files (http, kafka, mysql, openlineage plugins)", None,
+        None, "the event listeners' files (http, kafka and openlineage plugins)",
+        "eventListeners",
         "a document's list would replace the platform's listeners",
-        "EventListenerManager loads each listed file at startup", PATHS),
+        "EventListenerManager loads each listed file at startup; "
+        "tests/test_trino_real_event_listeners.py", PATHS),
     "access-control.config-files": Companion(
         None, "the access control's files", "accessControl",
         "a document's files would replace the platform's access control",

@@ -34,7 +34,6 @@ class ResourceGroups:
     """The coordinator's resource-groups.json (the chart writes resource-groups.properties)."""
 
     text: str  # resource-groups.json
-    policy: str | None = None  # the option's name, when the platform's
     config: Lines = ()  # no config.properties lines: Trino reads etc/resource-groups.properties
     coordinator: Lines = ()
     files: Lines = ()  # the chart mounts the JSON itself (resourceGroups.resourceGroupsConfig)
@@ -47,5 +46,6 @@ def fill(option: ResourceGroupsOption | Own, cluster_id: str, owner: str, d: Map
     if isinstance(option, Own):
         spec = check_resource_groups(option.value, FIELD, c)
         return None if spec is None else ResourceGroups(to_json(spec))
-    spec = check_resource_groups(json.loads(option.spec_json), option.where, c)
-    return None if spec is None else ResourceGroups(to_json(spec), option.where.split(".", 1)[1])
+    # The platform's policy, checked here (a problem names resource_groups.<name>.<field>)
+    spec = check_resource_groups(json.loads(option.spec_json), option.at, c)
+    return None if spec is None else ResourceGroups(to_json(spec))

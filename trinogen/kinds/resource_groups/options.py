@@ -32,7 +32,7 @@ MAX_BYTES = 256 * 1024  # as a document's own groups (trinogen.model.resource_gr
 
 @dataclass(frozen=True)
 class ResourceGroupsOption:
-    where: str  # `resource_groups.<name>`: where its problems are reported
+    at: str  # `resource_groups.<name>`: the field path its problems name
     spec_json: str  # the entry as JSON (frozen; checked when picked)
 
 
@@ -50,4 +50,4 @@ def parse(where: str, raw: Mapping[str, Any]) -> ResourceGroupsOption:
                           "numbers, booleans, lists and maps only") from e
     if len(text) > MAX_BYTES:
         raise ConfigError(f"{where}: is {len(text)} bytes as JSON; at most {MAX_BYTES}")
-    return ResourceGroupsOption(where, text)
+    return ResourceGroupsOption(where.rsplit(": ", 1)[-1], text)  # without the file's name

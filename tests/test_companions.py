@@ -31,6 +31,7 @@ NEEDS_COMPANION = {
     "header-authenticator.config-files": "/etc/trino/files/header.properties",
     "http-server.authentication.type": "PASSWORD",
     "resource-groups.configuration-manager": "file",
+    "resource-groups.config-file": "/etc/trino/files/groups.json",
     "session-property-manager.config-files": "/etc/trino/files/session.properties",
     "exchange-manager.name": "filesystem",
     # SpoolingConfig's settings, bound only with protocol.spooling.enabled=true
@@ -61,6 +62,9 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "accessControl": ({"accessControl": {"rules": {"catalogs": [{"allow": "all"}]}}},
                       ("accessControl", "rules")),
     "authentication": ({"authentication": "corp-password"}, ("auth", "passwordAuthSecret")),
+    "resourceGroups": ({"resourceGroups": {
+        "rootGroups": [{"name": "all", "hardConcurrencyLimit": 5, "maxQueued": 50}],
+        "selectors": [{"group": "all"}]}}, ("resourceGroups", "resourceGroupsConfig")),
 }
 
 

@@ -1,16 +1,13 @@
 """A real Trino 476 queues and refuses queries by the resource groups trinogen checks and renders.
 
-One document with a tpch catalog goes through trinogen and the real chart (tests/test_trino_real.py's
-way, its REWRITES unchanged), with the chart's `resourceGroups` value made by
-trinogen.model.resource_groups from the groups below; the chart writes resource-groups.properties
-(the file manager) and mounts the JSON, and those ConfigMaps boot the coordinator alone. Then:
+One document with a tpch catalog and its own `resourceGroups` goes through trinogen and the real
+chart (tests/test_trino_real.py's way, its REWRITES unchanged); the chart writes
+resource-groups.properties (the file manager) and mounts the JSON trinogen checked, and those
+ConfigMaps boot the coordinator alone. Then:
 - `alice`'s group allows one running query: her second query waits in state QUEUED while her
   first (a long tpch scan) runs, and starts once the first is killed;
 - `watcher` (a group of its own) reads system.runtime.queries meanwhile;
 - `mallory` matches no selector and is refused with Trino's own message.
-
-The chart value is added to the rendered values by `WithResourceGroups` below: it stands in for
-trinogen's own wiring of `resourceGroups` until that exists (issue 21, phase 2).
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +26,6 @@ from tests import trino_server as ts
 from tests.conftest import CHART_DIR, demo_settings
 from tests.marks import REAL_TRINO, helm_python, trino
 from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
-from trinogen.model import resource_groups as rg
-from trinogen.model.checker import Checker
 
 pytestmark = REAL_TRINO
 
@@ -47,6 +42,7 @@ GROUPS: dict[str, Any] = {
 DOC = {
     "_id": "trino-real-rgroups", "clusterId": "rgroups", "owner": "qa_team", "enabled": True,
     "connectors": [{"name": "tpch", "properties": {"connector.name": "tpch"}}],
+    "resourceGroups": GROUPS,
 }
 JSON_PATH = "/etc/trino/resource-groups/resource-groups.json"
 PROPERTIES = "/etc/trino/resource-groups.properties"
@@ -57,26 +53,9 @@ NO_MATCH = "No matching resource group found with the configured selection rules
 WAIT = 120.0  # seconds for a query to reach a state, on 2 shared cores
 
 
-class WithResourceGroups:
-    """The real chart, rendered with `resourceGroups` added to the values trinogen wrote."""
-
-    def __init__(self, chart: Any, value: Mapping[str, Any]) -> None:
-        self.chart, self.value = chart, dict(value)
-
-    def render(self, values: Mapping[str, Any], **kwargs: Any) -> Any:
-        return self.chart.render({**values, "resourceGroups": self.value}, **kwargs)
-
-
-def chart_value() -> dict[str, Any]:
-    c = Checker(DOC["clusterId"], "error")
-    spec = rg.check_resource_groups(GROUPS, "resourceGroups.groups", c)
-    assert spec is not None, c.problems
-    return rg.chart_values(spec)
-
-
 def pods() -> Pods:
-    chart = WithResourceGroups(helm_python.Chart.load(CHART_DIR), chart_value())
-    return render_pods(DOC, demo_settings(), chart)
+    """The document through trinogen's render (demo settings) and the real chart."""
+    return render_pods(DOC, demo_settings(), helm_python.Chart.load(CHART_DIR))
 
 
 def _connect(port: int, user: str) -> Any:

@@ -106,12 +106,6 @@ def to_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, indent=2, sort_keys=True) + "\n"
 
 
-def chart_values(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The chart's `resourceGroups` value: the chart writes resource-groups.properties
-    (configuration-manager=file) and mounts the JSON on the coordinator."""
-    return {"type": "configmap", "resourceGroupsConfig": to_json(spec)}
-
-
 def _listed(value: Any, path: str, limit: int, c: Checker) -> list[Any]:
     """A required, non-empty list of at most `limit` entries ([] when reported)."""
     if value is None:

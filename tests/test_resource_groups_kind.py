@@ -144,3 +144,23 @@ def test_without_a_requirement_own_groups_replace_a_default_policy(tmp_path: Pat
     found = problems(judge(s, doc(profile="governed", resourceGroups=OWN)))
     assert 'required by profile "governed"' in found["resourceGroups"]
     assert groups_of(judge(s, doc(profile="governed"))) == SHARED
+
+
+def _block(page: str, heading: str, fence: str) -> str:
+    """The first fenced block of `fence` under `heading` of a docs page."""
+    text = (ROOT / "docs" / page).read_text()
+    section = text[text.index(heading):]
+    start = section.index(f"```{fence}\n") + len(fence) + 4
+    return section[start:section.index("```", start)]
+
+
+def test_the_docs_examples_are_valid(tmp_path: Path) -> None:
+    """The policy in docs/options.md loads and the own groups in docs/document.md validate."""
+    policy = yaml.safe_load(_block("options.md", "### Resource groups", "yaml"))
+    path = tmp_path / "settings.yaml"
+    body = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
+    path.write_text(yaml.safe_dump({**body, **policy}))
+    s = load_settings(path, environ={})
+    assert groups_of(judge(s, doc(resourceGroups="shared"))) == policy["resource_groups"]["shared"]
+    own = json.loads("{" + _block("document.md", "## Resource groups", "json") + "}")
+    assert groups_of(judge(s, doc(**own))) == own["resourceGroups"]

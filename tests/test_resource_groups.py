@@ -242,3 +242,17 @@ def test_every_error_names_the_cluster() -> None:
     c = Checker("analytics", "error")
     rg.check_resource_groups(with_change(("selectors", 0, "group"), "nobody"), PATH, c)
     assert c.problems and {p.cluster for p in c.problems} == {"analytics"}
+
+
+def test_patterns_beyond_the_total_budget_are_refused_before_judging() -> None:
+    """All selector patterns together hold at most MAX_PATTERN_CHARS characters; beyond it the
+    selectors are refused at once (no pattern is judged: a hostile document stays cheap)."""
+    pattern = "a" * rg.MAX_REGEX
+    count = rg.MAX_PATTERN_CHARS // rg.MAX_REGEX
+    fits = {"rootGroups": [group("g")], "selectors": [{"user": pattern, "group": "g"}] * count}
+    assert judge(fits)[1] == []
+    over = {"rootGroups": [group("g")],
+            "selectors": [{"user": pattern, "source": "(", "group": "g"}] * (count + 1)}
+    assert judge(over)[1] == [(SEL, f"has {(count + 1) * (rg.MAX_REGEX + 1)} characters of "
+                               f"patterns; at most {rg.MAX_PATTERN_CHARS} are allowed in all "
+                               "selectors together")]

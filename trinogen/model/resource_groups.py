@@ -1,22 +1,13 @@
 """Trino's file-based resource groups (resource-groups.json), checked against Trino 476. Pure.
 
-The schema is Trino 476's, read from its jars (plugin/resource-group-managers, javap): the
-Jackson constructors of `ManagerSpec` (rootGroups, selectors, cpuQuotaPeriod),
-`ResourceGroupSpec` and `SelectorSpec` name every key, and the file manager refuses an unknown
-one ("Unknown property at line ..."). Their checks and those of
-`AbstractResourceConfigurationManager` are repeated here with Trino's own words where it has
-them: a group name template (`${USER}`, no `.`, no stray `$ { }`), percentages up to 100%, soft
-concurrency up to hard, CPU limits only with `cpuQuotaPeriod` and soft up to hard, scheduling
-weights on all sub-groups or none and only under `weighted`/`weighted_fair`, selector regexes
-as `java.util.regex.Pattern` reads them (trinogen.model.javaregex), query types from
-`io.trino.spi.resourcegroups.QueryType`, and a selector's `group` naming an existing group
-whose `${VARIABLE}`s its regexes' named groups (or USER, SOURCE) define.
-
-Beyond Trino: a selector must name a leaf group (Trino accepts the file, then fails every query
-it routes elsewhere: "not a leaf group"), at least one group and one selector (without a
-selector every query is refused), and bounded sizes, so that one document cannot make the
-render slow or its ConfigMap too large. Every message names the field path; the checker's label
-names the cluster.
+Read from the 476 jars (plugin/resource-group-managers, javap): the Jackson constructors of
+`ManagerSpec`, `ResourceGroupSpec` and `SelectorSpec` name every key (the file manager refuses an
+unknown one); their checks, `AbstractResourceConfigurationManager`'s and InternalResourceGroup's
+are repeated with Trino's words: name templates, limits, CPU quotas, scheduling weights and
+policies, query types, Java regexes (trinogen.model.javaregex), a selector's `group` existing
+with its `${VARIABLE}`s defined. Beyond Trino: a selector names a leaf group (Trino fails every
+query routed elsewhere), there is a group and a selector, and sizes are bounded so one document
+cannot make the render slow. Messages name the field path; the checker's label the cluster.
 """
 
 from __future__ import annotations
@@ -35,6 +26,7 @@ MAX_GROUPS = 100  # in the whole tree, sub-groups included
 MAX_DEPTH = 5  # root groups are depth 1
 MAX_SELECTORS = 100
 MAX_REGEX = 1000  # characters of one selector pattern
+MAX_PATTERN_CHARS = 16 * 1024  # of all selector patterns: judging one costs ~5 us a character
 MAX_NAME = 100  # characters of one group name template
 MAX_TAGS = 20  # clientTags of one selector
 MAX_JSON_BYTES = 256 * 1024  # the file as rendered; its ConfigMap holds at most 1 MiB
@@ -90,6 +82,11 @@ def check_resource_groups(value: Any, path: str, c: Checker) -> dict[str, Any] |
     roots = _listed(spec.get("rootGroups"), field_path(path, "rootGroups"), MAX_GROUPS, c)
     out["rootGroups"] = _groups(roots, field_path(path, "rootGroups"), (), walk, c)
     selectors = _listed(spec.get("selectors"), field_path(path, "selectors"), MAX_SELECTORS, c)
+    chars = _pattern_chars(selectors)
+    if chars > MAX_PATTERN_CHARS:
+        c.error(field_path(path, "selectors"), f"has {chars} characters of patterns; at most "
+                f"{MAX_PATTERN_CHARS} are allowed in all selectors together")
+        selectors = []
     out["selectors"] = [_selector(s, field_path(path, "selectors", i), walk, c)
                         for i, s in enumerate(selectors)]
     if c.count != before:
@@ -104,6 +101,12 @@ def check_resource_groups(value: Any, path: str, c: Checker) -> dict[str, Any] |
 def to_json(spec: Mapping[str, Any]) -> str:
     """resource-groups.json as trinogen writes it (ASCII: \\u escapes, no raw controls)."""
     return json.dumps(spec, indent=2, sort_keys=True) + "\n"
+
+
+def _pattern_chars(selectors: list[Any]) -> int:
+    """The characters of every selector pattern (counted before any is judged)."""
+    return sum(len(value) for s in selectors if isinstance(s, Mapping)
+               for value in map(s.get, SELECTOR_REGEXES) if type(value) is str)
 
 
 def _listed(value: Any, path: str, limit: int, c: Checker) -> list[Any]:

@@ -40,7 +40,8 @@ def load(tmp_path: Path, **sections: Any) -> Settings:
     """config/demo.yaml with these options, its defaults updated and other sections added."""
     body = yaml.safe_load((ROOT / "config" / "demo.yaml").read_text())
     body["defaults"].update(sections.pop("defaults", {}))
-    body.update(resource_groups={"shared": SHARED, "broken": BROKEN, "small": OWN}, **sections)
+    body.update(resource_groups={"shared": SHARED, "broken": BROKEN, "small": OWN,
+                                 **sections.pop("resource_groups", {})}, **sections)
     path = tmp_path / "settings.yaml"
     path.write_text(yaml.safe_dump(body))
     return load_settings(path, environ={})
@@ -164,3 +165,20 @@ def test_the_docs_examples_are_valid(tmp_path: Path) -> None:
     assert groups_of(judge(s, doc(resourceGroups="shared"))) == policy["resource_groups"]["shared"]
     own = json.loads("{" + _block("document.md", "## Resource groups", "json") + "}")
     assert groups_of(judge(s, doc(**own))) == own["resourceGroups"]
+
+
+def test_a_document_nests_three_group_levels_a_policy_five(tmp_path: Path) -> None:
+    """The document nesting limit (8) leaves a document's own groups 3 levels; a policy in the
+    settings has no such limit and may use model.resource_groups' 5."""
+    def chain(depth: int) -> dict[str, Any]:
+        g: dict[str, Any] = {"name": f"l{depth}", "hardConcurrencyLimit": 1, "maxQueued": 1}
+        return {**g, "subGroups": [chain(depth - 1)]} if depth > 1 else g
+
+    def spec(depth: int) -> dict[str, Any]:
+        path = ".".join(f"l{d}" for d in range(depth, 0, -1))
+        return {"rootGroups": [chain(depth)], "selectors": [{"group": path}]}
+
+    s = load(tmp_path, resource_groups={"deep": spec(5)})
+    assert groups_of(judge(s, doc(resourceGroups=spec(3)))) == spec(3)
+    assert "nests deeper than 8" in problems(judge(s, doc(resourceGroups=spec(4))))[""]
+    assert groups_of(judge(s, doc(resourceGroups="deep"))) == spec(5)

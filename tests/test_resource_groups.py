@@ -134,7 +134,7 @@ CASES = [
     (("selectors", 0, "group"), DROP, f"{SEL}[0].group", "required"),
     (("selectors", 1, "queryType"), "copy", f"{SEL}[1].queryType",
      "Selector specifies an invalid query type"),
-    (("selectors", 1, "clientTags"), "etl", f"{SEL}[1].clientTags", "list of client tags"),
+    (("selectors", 1, "clientTags"), "etl", f"{SEL}[1].clientTags", "must be a list"),
     (("selectors", 1, "clientTags"), ["t"] * 21, f"{SEL}[1].clientTags", "at most 20"),
     (("selectors", 1, "usr"), "x", f"{SEL}[1].usr", "unknown field"),
     (("selectors", 2, "selectorResourceEstimate", "peakMemory", "max"), "10G",
@@ -256,3 +256,12 @@ def test_patterns_beyond_the_total_budget_are_refused_before_judging() -> None:
     assert judge(over)[1] == [(SEL, f"has {(count + 1) * (rg.MAX_REGEX + 1)} characters of "
                                f"patterns; at most {rg.MAX_PATTERN_CHARS} are allowed in all "
                                "selectors together")]
+
+
+def test_whole_floats_are_written_as_ints() -> None:
+    """A limit stored as a double (10.0, as MongoDB's shell writes 10) is written as 10."""
+    spec = with_change(("rootGroups", 0, "hardConcurrencyLimit"), 100.0)
+    out, problems = judge(spec)
+    assert problems == [] and out is not None
+    assert '"hardConcurrencyLimit": 100,' in rg.to_json(out)
+    assert json.loads(rg.to_json(out)) == base()

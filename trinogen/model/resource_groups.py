@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.model.access_rules import strict_fields
-from trinogen.model.checker import Checker, field_path, show, type_name
+from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.units import DATA_SIZE
 
 MAX_GROUPS = 100  # in the whole tree, sub-groups included
@@ -75,9 +75,8 @@ def check_resource_groups(value: Any, path: str, c: Checker) -> dict[str, Any] |
     strict_fields(spec, path, MANAGER_FIELDS, c)
     walk = _Walk()
     out: dict[str, Any] = {}
+    walk.has_quota_period = _optional_duration(spec, path, "cpuQuotaPeriod", c) is not None
     if "cpuQuotaPeriod" in spec:
-        walk.has_quota_period = _duration(spec["cpuQuotaPeriod"],
-                                          field_path(path, "cpuQuotaPeriod"), c) is not None
         out["cpuQuotaPeriod"] = spec["cpuQuotaPeriod"]
     roots = _listed(spec.get("rootGroups"), field_path(path, "rootGroups"), MAX_GROUPS, c)
     out["rootGroups"] = _groups(roots, field_path(path, "rootGroups"), (), walk, c)
@@ -100,7 +99,17 @@ def check_resource_groups(value: Any, path: str, c: Checker) -> dict[str, Any] |
 
 def to_json(spec: Mapping[str, Any]) -> str:
     """resource-groups.json as trinogen writes it (ASCII: \\u escapes, no raw controls)."""
-    return json.dumps(spec, indent=2, sort_keys=True) + "\n"
+    return json.dumps(_plain(spec), indent=2, sort_keys=True) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON values: any mapping a dict, and whole floats (MongoDB's shell writes 10 as a
+    double) the Java ints they were checked to be."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return int(value) if isinstance(value, float) else value
 
 
 def _pattern_chars(selectors: list[Any]) -> int:
@@ -343,13 +352,7 @@ def _query_type(value: Any, path: str, c: Checker) -> None:
 
 
 def _tags(value: Any, path: str, c: Checker) -> None:
-    if not isinstance(value, list):
-        c.error(path, f"must be a list of client tags, not {type_name(value)}")
-        return
-    if len(value) > MAX_TAGS:
-        c.error(path, f"has {len(value)} tags; at most {MAX_TAGS} are allowed")
-        return
-    for i, tag in enumerate(value):
+    for i, tag in enumerate(c.entries(value, path, MAX_TAGS) or []):
         c.string(tag, field_path(path, i), max_len=MAX_NAME)
 
 

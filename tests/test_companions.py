@@ -34,6 +34,7 @@ NEEDS_COMPANION = {
     "header-authenticator.config-files": "/etc/trino/files/header.properties",
     "http-server.authentication.type": "PASSWORD",
     "resource-groups.configuration-manager": "file",
+    "resource-groups.config-file": "/etc/trino/files/groups.json",
     "session-property-manager.config-files": "/etc/trino/files/session.properties",
     "exchange-manager.name": "filesystem",
     # SpoolingConfig's settings, bound only with protocol.spooling.enabled=true
@@ -66,6 +67,9 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "authentication": ({"authentication": "corp-password"}, ("auth", "passwordAuthSecret")),
     "eventListeners": ({"eventListeners": ["audit"]},
                        ("coordinator", "additionalConfigFiles", "event-listener-audit.properties")),
+    "resourceGroups": ({"resourceGroups": {
+        "rootGroups": [{"name": "all", "hardConcurrencyLimit": 5, "maxQueued": 50}],
+        "selectors": [{"group": "all"}]}}, ("resourceGroups", "resourceGroupsConfig")),
 }
 
 

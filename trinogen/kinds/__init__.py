@@ -19,7 +19,7 @@ from __future__ import annotations
 # Every kind of named option, in the order the settings file is read; the settings file's
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-         "placement", "disruption", "event_listeners")
+         "placement", "disruption", "event_listeners", "resource_groups")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -29,12 +29,19 @@ HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
     "event_listeners": "eventListeners",
+    "resource_groups": "resourceGroups",
 }
 # Kinds whose `document` module picks for itself, `pick(value, d, s, c)`: several options at
 # once, or options the platform requires for some clusters whatever their document says
 # (event listeners, issue 21). It is imported only when the settings offer the kind or the
 # document writes its field.
 SELF_PICKED = frozenset({"event_listeners"})
+
+# Kinds whose field may hold, instead of an option's name, the document's own value (an object:
+# a cluster's own resource groups, as `accessControl.rules` are its own access rules); the
+# kind's `document.fill` receives it as `trinogen.model.kinds.Own`. A tenant or profile that
+# requires such a kind requires a platform option: the document's own value does not count.
+OWN_VALUE = frozenset({"resource_groups"})
 
 
 def module(kind: str, part: str) -> str:

@@ -2,7 +2,9 @@
 
 `pick` reads each kind's field (`"ingress": "public"`) against the settings' options; only
 when an option is picked is the kind's `document` module imported, so a run whose settings name
-no option of a kind never loads it. `fill` makes each picked option the cluster's value.
+no option of a kind never loads it. A kind of `trinogen.kinds.OWN_VALUE` may instead hold the
+document's own object (`Own`), which its `fill` checks. `fill` makes each picked option (or own
+value) the cluster's value.
 Pure: the modules are imported by name, nothing is read.
 """
 
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, SELF_PICKED, module
-from trinogen.model.checker import Checker
+from trinogen.kinds import HOMED, OWN_VALUE, SELF_PICKED, module
+from trinogen.model.checker import MAPS, Checker
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
 
@@ -24,17 +27,29 @@ Picked = tuple[tuple[str, Any], ...]  # (kind, the option the document picked)
 Parts = tuple[tuple[str, "Part"], ...]  # (kind, its value for this cluster)
 
 
+@dataclass(frozen=True)
+class Own:
+    """A document's own value for a kind of `trinogen.kinds.OWN_VALUE` (an object where a name
+    would pick an option), handed to the kind's `document.fill` in place of an option."""
+
+    value: Mapping[str, Any]
+
+
 def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
     """The options the document picks, kind by kind; unknown names are reported on `c`."""
-    out = []
+    out: list[tuple[str, Any]] = []
     for kind, field in HOMED.items():
+        value = d.get(field)
+        if kind in OWN_VALUE and isinstance(value, MAPS):
+            out.append((kind, Own(value)))
+            continue
         if kind in SELF_PICKED:
-            if d.get(field) is None and not s.options(kind):
+            if value is None and not s.options(kind):
                 continue  # nothing offered, nothing written: the module is not loaded
             picker = cast("SelfPickingModule", _document(kind))
-            option = picker.pick(d.get(field), d, s, c)
+            option = picker.pick(value, d, s, c)
         else:
-            option = c.pick(d.get(field), field, s.options(kind), kind)
+            option = c.pick(value, field, s.options(kind), kind)
         if option is not None:
             out.append((kind, option))
     return tuple(out)

@@ -17,10 +17,10 @@ for spooling (the platform chose the pair in the settings). Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from trinogen.kinds import HOMED
+from trinogen.kinds import HOMED, OWN_VALUE
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.settings import Settings
 from trinogen.settings.tenants import Tenant
@@ -78,11 +78,21 @@ def _require(d: Mapping[str, Any], tenant: Tenant | None, s: Settings, c: Checke
             by.setdefault(kind, []).append(f"profile {show(profile)} "
                                            f"(profile_requirements.{profile})")
     for kind, who in by.items():
-        for at in REQUIRED_AT[kind]:
-            if _get(d, at) in (None, []):  # an empty list (eventListeners) picks nothing
-                offer = f"; {_offer(tenant, kind, s)}" if tenant is not None else ""
-                c.error(".".join(at), f"is required by {' and '.join(who)}: pick {_a(kind)} "
-                        f"option (a null here or in a layer does not remove it){offer}")
+        for at, instead in _unpicked(d, kind):
+            offer = f"; {_offer(tenant, kind, s)}" if tenant is not None else ""
+            c.error(at, f"is required by {' and '.join(who)}: pick {_a(kind)} "
+                    f"option (a null here or in a layer does not remove it{instead}){offer}")
+
+
+def _unpicked(d: Mapping[str, Any], kind: str) -> Iterator[tuple[str, str]]:
+    """Where a required kind is not picked, and what the message adds: a kind's own value
+    (`trinogen.kinds.OWN_VALUE`, the document's own resource groups) is not the platform's."""
+    for at in REQUIRED_AT[kind]:
+        value = _get(d, at)
+        if value in (None, []):  # an empty list (eventListeners) picks nothing
+            yield ".".join(at), ""
+        elif kind in OWN_VALUE and isinstance(value, MAPS):
+            yield ".".join(at), "; the document's own value does not count"
 
 
 def _get(d: Mapping[str, Any], at: tuple[str, ...]) -> Any:

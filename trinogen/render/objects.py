@@ -111,7 +111,8 @@ def size_bound(cluster: Cluster, w: Written) -> int:
     groups = (t.config, t.node, t.log, t.coordinator, t.worker, t.access, w.catalogs.values(),
               [x.reveal() if isinstance(x, Secret) else x for x in t.exchange],
               [w.exporter_config, *_annotation_texts(w.pod_annotations.items())],
-              _cluster_texts(cluster), _secret_texts(cluster, w))
+              _cluster_texts(cluster), _secret_texts(cluster, w),
+              [rg.text] if (rg := cluster.kind("resource_groups")) is not None else [])
     chars = count = 0
     for texts in groups:
         chars += sum(map(len, texts))
@@ -219,6 +220,9 @@ def _chart_options(cluster: Cluster, full: str, coordinator: str, worker: str,
         yield KubeObject("Ingress", coordinator, "the chart", "ingress",
                          annotations=measure(_annotation_parts, "ingress",
                                              cluster.ingress.annotations))
+    if (rg := cluster.kind("resource_groups")) is not None:  # its resource-groups.json
+        yield KubeObject("ConfigMap", f"{full}-resource-groups-volume-coordinator", "the chart",
+                         "resourceGroups", measure(_text_part, "resourceGroups", "JSON", rg.text))
     scaling = cluster.autoscaling
     if scaling is not None and scaling.kind == "hpa":
         yield KubeObject("HorizontalPodAutoscaler", worker, "the chart",

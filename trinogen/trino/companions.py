@@ -85,11 +85,19 @@ COMPANIONS: dict[str, Companion] = {
         "Trino refuses to start without an authenticator's configuration",
         "the chart's values and Trino's authentication documentation",
         "trinogen.model.rules.CHART_CONFIG_KEYS: the chart writes it"),
+    # Refused by this table (not only the registry) so that it holds whatever
+    # validation.trino_properties says, and points at the field that renders the file.
     "resource-groups.configuration-manager": Companion(
-        None, "etc/resource-groups.properties (the key belongs in that file)", None,
+        None, "etc/resource-groups.properties (the key belongs there) and the groups' JSON",
+        "resourceGroups",
         "Trino refuses to start: Configuration property was not used",
-        "InternalResourceGroupManager reads etc/resource-groups.properties when it exists",
-        REGISTRY),
+        "InternalResourceGroupManager reads etc/resource-groups.properties when it exists"),
+    "resource-groups.config-file": Companion(
+        None, "etc/resource-groups.properties with resource-groups.configuration-manager=file "
+        "(the key belongs in that file) and the JSON it names", "resourceGroups",
+        "Trino refuses to start: Configuration property was not used",
+        "FileResourceGroupConfig (plugin/resource-group-managers), bound from "
+        "etc/resource-groups.properties only"),
     "session-property-manager.config-files": Companion(
         None, "etc/session-property-config.properties (Trino 476 binds no such key)", None,
         "Trino refuses to start: Configuration property was not used",

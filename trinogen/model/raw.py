@@ -61,7 +61,8 @@ def _refused(raw: RawDocument, label: str, cid: str | None) -> Failed | None:
         return Failed(raw.doc_id, None, (Problem(label, "", "the document is not an object"),))
     if nests_deeper(raw.body, MAX_DEPTH):
         return Failed(raw.doc_id, cid, (Problem(label, "", f"nests deeper than {MAX_DEPTH} levels; "
-                                                "no field does: remove the extra levels"),))
+                                                "no field does (resource groups: at most 3 group "
+                                                "levels in a document): remove the extra levels"),))
     if len(raw.doc_id) > MAX_DOC_ID:
         return Failed(raw.doc_id, cid, (Problem(
             label, "_id", f"is {len(raw.doc_id)} characters long as Extended JSON; "

@@ -23,7 +23,7 @@ from xml.sax.saxutils import escape
 
 _XML = "application/xml"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
-_DELETE_KEY = re.compile(r"<Key>(.*?)</Key>", re.S)
+_DELETE_KEY = re.compile(r"<Key>(.*?)</Key>", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ import dataclasses
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -1,0 +1,201 @@
+"""The client spooling protocol: a storage option's `spooling` block, a document's `spooling`.
+
+Expectations are written out from the options and documents declared here and from Trino 476's
+jars (FileSystemSpoolingModule binds s3, gs and abfs; FileSystemSpoolingConfig wants a location
+ending in "/"; SpoolingConfig bounds the inline limits): issue 21 item 4.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trinogen.errors import ConfigError
+from trinogen.model.checker import Checker
+from trinogen.model.spooling import SpoolingProtocol, spooling
+from trinogen.model.storage import Identity
+from trinogen.secrets import SecretUse, settings_use
+from trinogen.settings.named import parse_kind
+from trinogen.settings.options.spooling import Spooling, parse
+
+KEY_REF = "secret/trino/{cluster}/spooling#key"
+S3 = {"location": "s3://spool/{cluster}", "shared_secret_key": KEY_REF}
+STORAGE: dict[str, Any] = {
+    "s3-keys": {"type": "s3", "region": "us-east-1", "endpoint": "http://minio:9000",
+                "path_style_access": True,
+                "credentials": {"vault": {"access_key": "secret/trino/{cluster}/s3#ak",
+                                          "secret_key": "secret/trino/{cluster}/s3#sk"}}},
+    "gcs-wi": {"type": "gcs", "project_id": "lake-1", "credentials": "workload-identity"},
+    "az-wi": {"type": "azure", "credentials": "workload-identity"},
+    "plain": {"type": "s3", "region": "eu-west-1", "credentials": "workload-identity"},
+}
+SPOOLS = {
+    "s3-keys": parse("s", {**S3, "segment_ttl": "30m", "retrieval_mode": "COORDINATOR_PROXY",
+                           "properties": {"fs.segment.pruning.interval": "5m"}}, "s3", None),
+    "gcs-wi": parse("s", {"location": "gs://spool/{owner}/{cluster}/",
+                          "shared_secret_key": KEY_REF}, "gcs", None),
+    "az-wi": parse("s", {"location": "abfs://spool@acct.dfs.core.windows.net/{cluster}",
+                         "shared_secret_key": KEY_REF}, "azure", None),
+}
+WHO = Identity("etl", "etl_team")
+
+
+def key_env() -> str:
+    return settings_use(KEY_REF, "etl", "etl_team").env
+
+
+def shown(entries: Any) -> dict[str, str]:
+    """Lines as Trino reads them after `${ENV:...}` (what trinogen writes for a SecretUse)."""
+    return {k: "".join(f"${{ENV:{s.env}}}" if isinstance(s, SecretUse) else s for s in v)
+            for k, v in entries}
+
+
+def read(value: Any) -> tuple[SpoolingProtocol | None, list[tuple[str, str]]]:
+    c = Checker("doc", "error")
+    out = spooling(value, parse_kind("storage", STORAGE, "t"), SPOOLS, WHO, c)
+    return out, [(p.field, p.message) for p in c.listed()]
+
+
+# --- the settings' spooling block -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "kind", "account", "location"), [
+    (S3, "s3", None, "s3://spool/{cluster}/"),  # Trino wants the trailing slash: added
+    ({**S3, "location": "s3://spool/{owner}/{cluster}/"}, "s3", None,
+     "s3://spool/{owner}/{cluster}/"),
+    ({**S3, "location": "gs://b/{cluster}"}, "gcs", None, "gs://b/{cluster}/"),
+    ({**S3, "location": "abfs://c@acct.dfs.core.windows.net/t/{cluster}"}, "azure", "acct",
+     "abfs://c@acct.dfs.core.windows.net/t/{cluster}/"),
+])
+def test_a_spooling_block_is_read_with_its_location_ending_in_a_slash(
+        raw: dict[str, Any], kind: str, account: str | None, location: str) -> None:
+    """A valid block keeps its key reference and gets the location Trino accepts."""
+    assert parse("w", raw, kind, account) == Spooling(location, KEY_REF)
+
+
+@pytest.mark.parametrize(("raw", "kind", "account", "said"), [
+    (S3, "hdfs", None, "serves s3, gcs and azure stores only"),
+    ("s3://x/{cluster}", "s3", None, "must be a mapping"),
+    ({**S3, "ttl": "1h"}, "s3", None, "w.ttl is not a field"),
+    ({**S3, "location": "file:///spool/{cluster}"}, "s3", None, "is not a s3://"),
+    ({**S3, "location": "s3a://spool/{cluster}"}, "s3", None, "Trino spools to s3://"),
+    ({**S3, "location": "abfss://c@acct.dfs.core.windows.net/{cluster}"}, "azure", None,
+     "Trino spools to abfs://"),
+    ({**S3, "location": "gs://b/{cluster}"}, "s3", None, "Trino spools to s3://"),
+    ({**S3, "location": "abfs://c@other.dfs.core.windows.net/{cluster}"}, "azure", "acct",
+     "not in the storage account 'acct'"),
+    ({**S3, "location": "s3://spool/shared"}, "s3", None, "must contain {cluster}"),
+    ({**S3, "location": "s3://spool/{cluster}/{{x}}"}, "s3", None, "is not a s3://"),
+    ({**S3, "location": "s3://spool/{cluster} x"}, "s3", None, "is not a s3://"),
+    ({**S3, "location": "s3://spool/{tenant}"}, "s3", None, "only {cluster} and {owner}"),
+    ({**S3, "location": 7}, "s3", None, "must be text"),
+    ({"location": "s3://spool/{cluster}"}, "s3", None, "shared_secret_key must be a Vault"),
+    ({**S3, "shared_secret_key": "secret/trino/spooling#key"}, "s3", None,
+     "must contain {cluster}: every cluster needs its own key"),
+    ({**S3, "shared_secret_key": "secret/trino/{cluster}/spooling"}, "s3", None, "has no key"),
+    ({**S3, "retrieval_mode": "storage"}, "s3", None, "retrieval_mode must be one of"),
+    ({**S3, "segment_ttl": "12 hours"}, "s3", None, "segment_ttl must be a duration"),
+    ({**S3, "properties": {"fs.segment.ttl": "1h"}}, "s3", None, "comes from segment_ttl"),
+    ({**S3, "properties": {"fs.location": "s3://x/"}}, "s3", None, "is not an fs.segment.*"),
+    ({**S3, "properties": {"s3.endpoint": "http://x"}}, "s3", None, "is not an fs.segment.*"),
+    ({**S3, "properties": {"fs.segment.encryption": "${ENV:X}"}}, "s3", None,
+     "one line of plain text"),
+])
+def test_a_wrong_spooling_block_is_refused_naming_the_field(
+        raw: Any, kind: str, account: str | None, said: str) -> None:
+    """Each mistake in the block is a ConfigError that says what is wrong where."""
+    with pytest.raises(ConfigError, match="^w") as e:
+        parse("w", raw, kind, account)
+    assert said in str(e.value)
+
+
+# --- what a document's spooling renders -------------------------------------------------------
+
+
+def test_an_s3_store_spools_with_its_credentials_and_the_vault_key() -> None:
+    """Both files: the protocol with the key as ${ENV:...}, the manager with the store's S3
+    settings (its Vault credentials as ${ENV:...}), the TTL and the platform's tuning."""
+    out, problems = read({"storage": "s3-keys"})
+    assert problems == [] and out is not None
+    ak, sk = (settings_use(f"secret/trino/etl/s3#{k}", "etl", "etl_team").env
+              for k in ("ak", "sk"))
+    assert shown(out.config) == {
+        "protocol.spooling.enabled": "true",
+        "protocol.spooling.shared-secret-key": f"${{ENV:{key_env()}}}",
+        "protocol.spooling.retrieval-mode": "COORDINATOR_PROXY"}
+    assert shown(out.manager) == {
+        "spooling-manager.name": "filesystem", "fs.location": "s3://spool/etl/",
+        "fs.s3.enabled": "true", "s3.region": "us-east-1", "s3.endpoint": "http://minio:9000",
+        "s3.path-style-access": "true", "s3.aws-access-key": f"${{ENV:{ak}}}",
+        "s3.aws-secret-key": f"${{ENV:{sk}}}", "fs.segment.ttl": "30m",
+        "fs.segment.pruning.interval": "5m"}
+    assert {u.env for u in out.secret_uses} == {key_env(), ak, sk}
+
+
+@pytest.mark.parametrize(("store", "manager"), [
+    ("gcs-wi", {"spooling-manager.name": "filesystem", "fs.location": "gs://spool/etl_team/etl/",
+                "fs.gcs.enabled": "true", "gcs.project-id": "lake-1"}),
+    ("az-wi", {"spooling-manager.name": "filesystem",
+               "fs.location": "abfs://spool@acct.dfs.core.windows.net/etl/",
+               "fs.azure.enabled": "true", "azure.auth-type": "DEFAULT"}),
+])
+def test_gcs_and_azure_stores_switch_on_their_own_file_system(
+        store: str, manager: dict[str, str]) -> None:
+    """The plugin's switch (fs.gcs.enabled, fs.azure.enabled) and the store's lines, with the
+    pods' workload identity: no credential lines."""
+    out, problems = read({"storage": store})
+    assert problems == [] and out is not None
+    assert shown(out.manager) == manager
+
+
+@pytest.mark.parametrize(("inlining", "lines"), [
+    (None, {}),
+    (False, {"protocol.spooling.inlining.enabled": "false"}),
+    ({"maxRows": 1000}, {"protocol.spooling.inlining.max-rows": "1000"}),
+    ({"maxSize": "128kB"}, {"protocol.spooling.inlining.max-size": "128kB"}),
+    ({"maxRows": 1, "maxSize": "3MB"}, {"protocol.spooling.inlining.max-rows": "1",
+                                        "protocol.spooling.inlining.max-size": "3MB"}),
+])
+def test_the_document_sets_the_inline_limits(inlining: Any, lines: dict[str, str]) -> None:
+    """`inlining` becomes the protocol's inline lines; absent, Trino's defaults stay."""
+    body = {"storage": "gcs-wi"} if inlining is None else {"storage": "gcs-wi",
+                                                           "inlining": inlining}
+    out, problems = read(body)
+    assert problems == [] and out is not None
+    assert shown(out.config) == {"protocol.spooling.enabled": "true",
+                                 "protocol.spooling.shared-secret-key": f"${{ENV:{key_env()}}}",
+                                 **lines}
+
+
+@pytest.mark.parametrize(("value", "field", "said"), [
+    ("s3-keys", "spooling", "must be an object"),
+    ({}, "spooling.storage", "is required"),
+    ({"storage": "nope"}, "spooling.storage", "is not a storage option"),
+    ({"storage": "plain"}, "spooling.storage", ("has no spooling location in the "
+                                               "settings; pick one that has (az-wi, gcs-wi, "
+                                               "s3-keys)")),
+    ({"storage": "s3-keys", "location": "s3://mine/"}, "spooling.location", "unknown field"),
+    ({"storage": "s3-keys", "inlining": True}, "spooling.inlining", "must be an object"),
+    ({"storage": "s3-keys", "inlining": {"maxRows": 0}}, "spooling.inlining.maxRows",
+     "at least 1"),
+    ({"storage": "s3-keys", "inlining": {"maxRows": 1_000_001}}, "spooling.inlining.maxRows",
+     "at most 1000000"),
+    ({"storage": "s3-keys", "inlining": {"maxSize": "512B"}}, "spooling.inlining.maxSize",
+     "outside Trino's bounds"),
+    ({"storage": "s3-keys", "inlining": {"maxSize": "4MB"}}, "spooling.inlining.maxSize",
+     "outside Trino's bounds"),
+    ({"storage": "s3-keys", "inlining": {"maxSize": "1 MB"}}, "spooling.inlining.maxSize",
+     "data size"),
+    ({"storage": "s3-keys", "inlining": {"enabled": False}}, "spooling.inlining.enabled",
+     "unknown field"),
+])
+def test_a_wrong_spooling_field_is_refused_at_its_path(value: Any, field: str, said: str) -> None:
+    """A document's mistake is reported at its field (which refuses the document)."""
+    _, problems = read(value)
+    assert any(f == field and said in m for f, m in problems), problems
+
+
+def test_no_spooling_field_renders_nothing() -> None:
+    """Without `spooling` a document gets no protocol and no manager."""
+    assert read(None) == (None, [])

@@ -104,15 +104,20 @@ def _inlining(value: Any, c: Checker) -> Inlining | None:
     c.fields(doc, "spooling.inlining", INLINING_FIELDS)
     rows = c.integer(doc.get("maxRows"), "spooling.inlining.maxRows", required=False,
                      minimum=1, maximum=MAX_ROWS)
-    size = c.string(doc.get("maxSize"), "spooling.inlining.maxSize", required=False,
-                    pattern=DATA_SIZE, rule="a Trino data size such as 128kB or 1MB", max_len=32)
+    size = _max_size(doc.get("maxSize"), c)
+    bad = (doc.get("maxRows") is not None and rows is None) or \
+        (doc.get("maxSize") is not None and size is None)
+    return None if bad else Inlining(True, rows, size)
+
+
+def _max_size(value: Any, c: Checker) -> str | None:
+    size = c.string(value, "spooling.inlining.maxSize", required=False, pattern=DATA_SIZE,
+                    rule="a Trino data size such as 128kB or 1MB", max_len=32)
     if size is not None and not MIN_SIZE <= (data_size_bytes(size) or 0) <= MAX_SIZE:
         c.error("spooling.inlining.maxSize", f"{show(size)} is outside Trino's bounds (1kB to "
                 "3MB)")
         return None
-    bad = (doc.get("maxRows") is not None and rows is None) or \
-        (doc.get("maxSize") is not None and size is None)
-    return None if bad else Inlining(True, rows, size)
+    return size
 
 
 def protocol(store: Storage, spool: Spooling, who: Identity,

@@ -80,15 +80,22 @@ def parse(where: str, raw: Any, store_type: str, account: str | None) -> Spoolin
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]} is not a field of spooling (fields: "
                           f"{', '.join(sorted(FIELDS))})")
-    mode = raw.get("retrieval_mode")
+    return Spooling(_location(where, raw.get("location"), store_type, account),
+                    _secret(where, raw.get("shared_secret_key")),
+                    _mode(where, raw.get("retrieval_mode")), _ttl(where, raw.get("segment_ttl")),
+                    _properties(where, raw.get("properties")))
+
+
+def _mode(where: str, mode: Any) -> str | None:
     if mode is not None and mode not in RETRIEVAL_MODES:
         raise ConfigError(f"{where}.retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}")
-    ttl = raw.get("segment_ttl")
+    return str(mode) if mode is not None else None
+
+
+def _ttl(where: str, ttl: Any) -> str | None:
     if ttl is not None and (type(ttl) is not str or not _DURATION.fullmatch(ttl)):
         raise ConfigError(f"{where}.segment_ttl must be a duration such as 30m or 12h")
-    return Spooling(_location(where, raw.get("location"), store_type, account),
-                    _secret(where, raw.get("shared_secret_key")), mode, ttl,
-                    _properties(where, raw.get("properties")))
+    return ttl
 
 
 def _location(where: str, loc: Any, store_type: str, account: str | None) -> str:

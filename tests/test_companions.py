@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import demo_settings
 from tests.test_auth import secure_settings
 from tests.test_fault_tolerance import doc, run, values
+from tests.test_spooling import spool_settings
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import field_path
 from trinogen.model.rules import TOP_FIELDS
@@ -61,6 +62,8 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "accessControl": ({"accessControl": {"rules": {"catalogs": [{"allow": "all"}]}}},
                       ("accessControl", "rules")),
     "authentication": ({"authentication": "corp-password"}, ("auth", "passwordAuthSecret")),
+    "spooling": ({"spooling": {"storage": "s3-keys"}},
+                 ("worker", "additionalConfigFiles", "spooling-manager.properties")),
 }
 
 
@@ -120,7 +123,8 @@ def test_each_offered_companion_renders_from_its_field(offer: str) -> None:
     assert offer.split(".")[0] in TOP_FIELDS
     assert offer in {row.offered_by for row in COMPANIONS.values()}
     patch, where = OFFERS[offer]
-    settings = secure_settings() if "authentication" in patch else None
+    settings = secure_settings() if "authentication" in patch else \
+        spool_settings() if "spooling" in patch else None
     body = {**doc(), **patch}
     outcome = classify(RawDocument('"d"', body), settings) if settings else run(body)
     assert isinstance(outcome, Cluster), outcome

@@ -7,15 +7,21 @@ ending in "/"; SpoolingConfig bounds the inline limits): issue 21 item 4.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.conftest import demo_settings
 from trinogen.errors import ConfigError
-from trinogen.model.checker import Checker
+from trinogen.model import Cluster, Failed, RawDocument, classify
+from trinogen.model.checker import Checker, field_path
 from trinogen.model.spooling import SpoolingProtocol, spooling
 from trinogen.model.storage import Identity
+from trinogen.render import Renderer
 from trinogen.secrets import SecretUse, settings_use
+from trinogen.settings import Settings
 from trinogen.settings.named import parse_kind
 from trinogen.settings.options.spooling import Spooling, parse
 
@@ -30,14 +36,15 @@ STORAGE: dict[str, Any] = {
     "az-wi": {"type": "azure", "credentials": "workload-identity"},
     "plain": {"type": "s3", "region": "eu-west-1", "credentials": "workload-identity"},
 }
-SPOOLS = {
-    "s3-keys": parse("s", {**S3, "segment_ttl": "30m", "retrieval_mode": "COORDINATOR_PROXY",
-                           "properties": {"fs.segment.pruning.interval": "5m"}}, "s3", None),
-    "gcs-wi": parse("s", {"location": "gs://spool/{owner}/{cluster}/",
-                          "shared_secret_key": KEY_REF}, "gcs", None),
-    "az-wi": parse("s", {"location": "abfs://spool@acct.dfs.core.windows.net/{cluster}",
-                         "shared_secret_key": KEY_REF}, "azure", None),
+SPOOLING = {  # the spooling blocks of STORAGE's options
+    "s3-keys": {**S3, "segment_ttl": "30m", "retrieval_mode": "COORDINATOR_PROXY",
+                "properties": {"fs.segment.pruning.interval": "5m"}},
+    "gcs-wi": {"location": "gs://spool/{owner}/{cluster}/", "shared_secret_key": KEY_REF},
+    "az-wi": {"location": "abfs://spool@acct.dfs.core.windows.net/{cluster}",
+              "shared_secret_key": KEY_REF},
 }
+STORES = parse_kind("storage", {n: {**o, "spooling": SPOOLING[n]} if n in SPOOLING else o
+                                for n, o in STORAGE.items()}, "t")
 WHO = Identity("etl", "etl_team")
 
 
@@ -53,7 +60,7 @@ def shown(entries: Any) -> dict[str, str]:
 
 def read(value: Any) -> tuple[SpoolingProtocol | None, list[tuple[str, str]]]:
     c = Checker("doc", "error")
-    out = spooling(value, parse_kind("storage", STORAGE, "t"), SPOOLS, WHO, c)
+    out = spooling(value, STORES, WHO, c)
     return out, [(p.field, p.message) for p in c.listed()]
 
 
@@ -199,3 +206,83 @@ def test_a_wrong_spooling_field_is_refused_at_its_path(value: Any, field: str, s
 def test_no_spooling_field_renders_nothing() -> None:
     """Without `spooling` a document gets no protocol and no manager."""
     assert read(None) == (None, [])
+
+
+# --- the storage option's field and a whole document ------------------------------------------
+
+
+def spool_settings() -> Settings:
+    """The demo settings with STORAGE (spooling blocks included) as the storage options."""
+    s = demo_settings()
+    return dataclasses.replace(s, named={**s.named, "storage": STORES})
+
+
+def spool_doc(**body: Any) -> dict[str, Any]:
+    return {"_id": "d", "clusterId": "etl", "owner": "etl_team", "enabled": True,
+            "trinoVersion": "476",
+            "clusterConfig": {"coordinator": {"jvm": {"maxHeapSize": "4G"}},
+                              "worker": {"replicas": 2, "jvm": {"maxHeapSize": "4G"}}},
+            "connectors": [{"name": "tpch", "properties": {"connector.name": "tpch"}}], **body}
+
+
+def test_a_store_reads_its_spooling_block_and_hdfs_has_none() -> None:
+    """`spooling` is a field of s3, gcs and azure stores (absent or null: none), not of hdfs."""
+    assert STORES["s3-keys"].spooling == Spooling(
+        "s3://spool/{cluster}/", KEY_REF, "COORDINATOR_PROXY", "30m",
+        (("fs.segment.pruning.interval", "5m"),))
+    assert STORES["plain"].spooling is None
+    assert parse_kind("storage", {"x": {**STORAGE["plain"], "spooling": None}}, "t")[
+        "x"].spooling is None
+    with pytest.raises(ConfigError, match=r"storage\.h\.spooling is not a field of a hdfs store"):
+        parse_kind("storage", {"h": {"type": "hdfs", "spooling": S3}}, "t")
+    with pytest.raises(ConfigError, match=r"storage\.x\.spooling\.location .* must contain"):
+        parse_kind("storage", {"x": {**STORAGE["plain"], "spooling": {
+            **S3, "location": "s3://spool/all"}}}, "t")
+
+
+def rendered(body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cluster's values.yaml and its ExternalSecrets' data, rendered by trinogen."""
+    outcome = classify(RawDocument('"d"', body), spool_settings())
+    assert isinstance(outcome, Cluster), getattr(outcome, "problems", None)
+    files = Renderer(spool_settings()).render_cluster(outcome, {})
+    secrets = [d for p, t in files.items() if p.endswith("externalsecret.yaml")
+               for d in yaml.safe_load(t)["spec"]["data"]]
+    return yaml.safe_load(files["trino-clusters/etl/values.yaml"]), secrets
+
+
+def test_a_document_that_spools_gets_both_files_and_the_vault_key() -> None:
+    """The protocol's lines join additionalConfigProperties, both roles get the same manager
+    file, and the env Secret carries the key and the store's credentials from Vault."""
+    values, secrets = rendered(spool_doc(spooling={"storage": "s3-keys",
+                                                   "inlining": {"maxRows": 100}}))
+    config = values["additionalConfigProperties"]
+    assert "protocol.spooling.enabled=true" in config
+    assert f"protocol.spooling.shared-secret-key=${{ENV:{key_env()}}}" in config
+    assert "protocol.spooling.inlining.max-rows=100" in config
+    manager = values["coordinator"]["additionalConfigFiles"]["spooling-manager.properties"]
+    assert manager == values["worker"]["additionalConfigFiles"]["spooling-manager.properties"]
+    assert manager.splitlines()[:3] == ["spooling-manager.name=filesystem",
+                                        "fs.location=s3://spool/etl/", "fs.s3.enabled=true"]
+    refs = {(d["secretKey"], d["remoteRef"]["key"], d["remoteRef"]["property"]) for d in secrets}
+    assert {(key_env(), "secret/trino/etl/spooling", "key")} <= refs, refs
+    assert {r[1:] for r in refs} >= {("secret/trino/etl/s3", "ak"), ("secret/trino/etl/s3", "sk")}
+
+
+def test_a_document_without_spooling_gets_no_manager() -> None:
+    """No `spooling`: no protocol line and no additionalConfigFiles on either role."""
+    values, _ = rendered(spool_doc())
+    assert not any(line.startswith("protocol.spooling.")
+                   for line in values.get("additionalConfigProperties", []))
+    assert "additionalConfigFiles" not in values["worker"]
+    assert "additionalConfigFiles" not in values.get("coordinator", {})
+
+
+def test_a_document_may_not_spool_by_hand_beside_the_field() -> None:
+    """Even with `spooling`, the protocol's properties are refused in `properties`: the field
+    is the one place (the companions table points at it)."""
+    body = spool_doc(spooling={"storage": "s3-keys"},
+                     properties={"protocol.spooling.retrieval-mode": "WORKER_PROXY"})
+    outcome = classify(RawDocument('"d"', body), spool_settings())
+    assert isinstance(outcome, Failed)
+    assert any(p.field == field_path("properties", "protocol.spooling.retrieval-mode")
+               and "renders it from spooling" in p.message for p in outcome.problems)

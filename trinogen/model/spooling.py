@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
+from trinogen.model.server_secrets import env_reference
 from trinogen.model.storage import Identity, catalog_lines, vault_uses
+from trinogen.model.types import ServerSecret
 from trinogen.model.units import DATA_SIZE, data_size_bytes
 from trinogen.secrets import BoundSegment, SecretUse, settings_use
 
@@ -70,10 +72,37 @@ class SpoolingProtocol(NamedTuple):
                      if isinstance(s, SecretUse))
 
 
-def spooling(value: Any, stores: Mapping[str, Storage], spools: Mapping[str, Spooling],
-             who: Identity, c: Checker) -> SpoolingProtocol | None:
-    """Read a document's `spooling`; None when absent or refused (reported). `spools` holds the
-    spooling block of each storage option that has one."""
+class SpoolingLines(NamedTuple):
+    """The protocol as the cluster carries it: both files' lines with every Vault value as
+    `${ENV:...}`, and those values as server secrets (the env Secret, the pods' checksum)."""
+
+    config: tuple[tuple[str, str], ...] = ()
+    manager: tuple[tuple[str, str], ...] = ()
+    secrets: tuple[ServerSecret, ...] = ()
+
+
+NONE = SpoolingLines()
+
+
+def spooling_lines(protocol: SpoolingProtocol | None) -> SpoolingLines:
+    """What `build` puts into the Cluster. Every value stays `${ENV:...}` in both files, inline
+    mode or not: they are read from values.yaml, where a diff could not hide a value."""
+    if protocol is None:
+        return NONE
+    secrets = tuple(ServerSecret("spooling.storage", key, seg)
+                    for key, segments in (*protocol.config, *protocol.manager)
+                    for seg in segments if isinstance(seg, SecretUse))
+    return SpoolingLines(_texts(protocol.config), _texts(protocol.manager), secrets)
+
+
+def _texts(entries: tuple[Entry, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((k, "".join(env_reference(s) if isinstance(s, SecretUse) else s for s in v))
+                 for k, v in entries)
+
+
+def spooling(value: Any, stores: Mapping[str, Storage], who: Identity,
+             c: Checker) -> SpoolingProtocol | None:
+    """Read a document's `spooling`; None when absent or refused (reported)."""
     doc = c.mapping(value, "spooling", required=False)
     if doc is None:
         return None
@@ -83,13 +112,13 @@ def spooling(value: Any, stores: Mapping[str, Storage], spools: Mapping[str, Spo
     inlining = _inlining(doc.get("inlining"), c)
     if store is None or inlining is None:
         return None
-    spool = spools.get(doc["storage"])
-    if spool is None:
+    if store.spooling is None:
+        spooled = sorted(n for n, s in stores.items() if s.spooling is not None)
         c.error("spooling.storage", f"the storage option {show(doc['storage'])} has no spooling "
                 "location in the settings; pick one that has (" +
-                (", ".join(sorted(spools)) or "the settings offer none") + ")")
+                (", ".join(spooled) or "the settings offer none") + ")")
         return None
-    return protocol(store, spool, who, inlining)
+    return protocol(store, store.spooling, who, inlining)
 
 
 def _inlining(value: Any, c: Checker) -> Inlining | None:

@@ -230,20 +230,14 @@ def _dummy(key: str) -> str:
     return f"dummy-{key.lower()}"
 
 
-def render_pods(doc: Mapping[str, Any], settings: Settings, chart: Any, *,
-                amend: Callable[[dict[str, Any]], None] | None = None) -> Pods:
-    """`amend` changes trinogen's values before the chart reads them: a test that adds what
-    trinogen does not render yet says so."""
+def render_pods(doc: Mapping[str, Any], settings: Settings, chart: Any) -> Pods:
     doc = copy.deepcopy(dict(doc))
     outcome = classify(RawDocument(doc_key(doc["_id"]), doc), settings)
     assert isinstance(outcome, Cluster), f"{doc['clusterId']} does not validate: {outcome}"
     files = Renderer(settings).render_cluster(outcome, {})
     cid = doc["clusterId"]
     values_text = files[f"{settings.output.clusters_dir}/{cid}/values.yaml"].decode()
-    values = helm_python.values_from_yaml(values_text)
-    if amend is not None:
-        amend(values)
-    manifests = chart.render(values, name=cid,
+    manifests = chart.render(helm_python.values_from_yaml(values_text), name=cid,
                              namespace=f"trino-{cid}", is_install=True)
     objects = [o for path, text in sorted(manifests.items()) if path.endswith((".yaml", ".yml"))
                for o in yaml.safe_load_all(text) if o]

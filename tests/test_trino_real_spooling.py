@@ -1,19 +1,15 @@
 """A real Trino serves a large result through the client spooling protocol as trinogen writes it.
 
 A storage option with a `spooling` block (the location per cluster, the shared secret key in
-Vault) and a document that opts in with a low inline limit go through trinogen's core
-(trinogen.settings.options.spooling, trinogen.model.spooling) and the real chart, and boot
-Trino 476 as a coordinator plus one worker. Trino 476 spools to s3://, gs:// or abfs:// only,
-never to a local path, so the store is tests/s3_server.py: an S3-compatible server on loopback
-that keeps each object as a file in this run's directory. The settings name its endpoint as a
-platform would name its own, so the chart's files boot unchanged (tests/test_trino_real.py's
-REWRITES only); the environment the ExternalSecret would fill holds, for the shared secret key,
-a real base64 256-bit key (Trino checks its length) and for the S3 credentials stand-ins (the
-server checks no signature).
-
-Until the storage option kind reads `spooling` itself (phase 2 of issue 21 item 4), `amend`
-adds to trinogen's values what the core computed: the protocol's lines in
-additionalConfigProperties and spooling-manager.properties in both roles' additionalConfigFiles.
+Vault) and a document that opts in with `spooling: {storage, inlining: {maxRows: 10}}` go
+through trinogen (classify, render) and the real chart, and boot Trino 476 as a coordinator
+plus one worker from the pods' files (tests/test_trino_real.py's REWRITES only). Trino 476
+spools to s3://, gs:// or abfs:// only, never to a local path, so the store is
+tests/s3_server.py: an S3-compatible server on loopback that keeps each object as a file in
+this run's directory; the settings name its endpoint as a platform names its own. The
+environment the ExternalSecret fills holds, as Vault would, a real base64 256-bit key for the
+shared secret (Trino checks its length); the S3 credentials are stand-ins (the server checks no
+signature).
 
 Then the Python client (`trino`, encodings json+zstd and json) reads 60,175 rows: the worker
 wrote segments into the bucket's directory, the client downloaded them from the store (not from
@@ -26,7 +22,6 @@ import base64
 import dataclasses
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -37,26 +32,23 @@ from tests.conftest import CHART_DIR, demo_settings
 from tests.marks import REAL_TRINO, helm_python
 from tests.s3_server import S3Server
 from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
-from trinogen.model.checker import Checker
-from trinogen.model.spooling import MANAGER_FILE, SECRET_KEY, SpoolingProtocol, spooling
-from trinogen.model.storage import Identity
-from trinogen.render.texts import final_entries, lines
+from trinogen.model.spooling import MANAGER_FILE, SECRET_KEY
+from trinogen.secrets import settings_use
 from trinogen.settings import Settings
 from trinogen.settings.named import parse_kind
-from trinogen.settings.options.spooling import parse as parse_spooling
 
 pytestmark = REAL_TRINO
 
 CLUSTER, OWNER, BUCKET = "spool", "qa_team", "trino-spool"
-SPOOLING = {"location": f"s3://{BUCKET}/{{cluster}}",
-            "shared_secret_key": "secret/trino/{cluster}/spooling#key",
+KEY_REF = "secret/trino/{cluster}/spooling#key"
+SPOOLING = {"location": f"s3://{BUCKET}/{{cluster}}", "shared_secret_key": KEY_REF,
             "segment_ttl": "1h"}
 DOC = {
     "_id": "trino-real-spooling", "clusterId": CLUSTER, "owner": OWNER, "enabled": True,
     "connectors": [{"name": "tpch", "properties": {"connector.name": "tpch"}}],
+    # at most 10 rows per worker inline, anything larger spooled
+    "spooling": {"storage": "spool", "inlining": {"maxRows": 10}},
 }
-# The document's `spooling` field: at most 10 rows per worker inline, anything larger spooled.
-DOC_SPOOLING = {"storage": "spool", "inlining": {"maxRows": 10}}
 KEY = base64.b64encode(bytes(range(32))).decode()  # what Vault would hold: 256 bits, base64
 # Trino 476 inlines what a worker still buffers when its output ends if that is under 2MB
 # (OutputSpoolingOperator.SPOOLING_THRESHOLD), whatever the inline limits: a spooled result must
@@ -66,43 +58,20 @@ BIG_CHECK = "SELECT count(*), sum(orderkey), sum(partkey) FROM tpch.tiny.lineite
 SMALL = "SELECT nationkey, name FROM tpch.tiny.nation WHERE regionkey = 1"  # 5 rows
 
 
-def store(endpoint: str) -> dict[str, Any]:
-    return {"type": "s3", "region": "us-east-1", "endpoint": endpoint, "path_style_access": True,
-            "credentials": {"vault": {"access_key": "secret/trino/{cluster}/s3#access_key",
-                                      "secret_key": "secret/trino/{cluster}/s3#secret_key"}}}
+def settings(endpoint: str) -> Settings:
+    """The demo settings with one S3 store at `endpoint` that offers spooling."""
+    store = {"type": "s3", "region": "us-east-1", "endpoint": endpoint,
+             "path_style_access": True, "spooling": SPOOLING,
+             "credentials": {"vault": {"access_key": "secret/trino/{cluster}/s3#access_key",
+                                       "secret_key": "secret/trino/{cluster}/s3#secret_key"}}}
+    s = demo_settings()
+    return dataclasses.replace(s, named={**s.named,
+                                         "storage": parse_kind("storage", {"spool": store}, "t")})
 
 
-@dataclass
-class Spooled:
-    pods: Pods
-    protocol: SpoolingProtocol
-    env: dict[str, str]  # what the cluster's env Secret holds for the protocol's references
-
-
-def spooled_pods(endpoint: str) -> Spooled:
-    """Render DOC through trinogen and the chart with the spooling core's output added."""
-    stores = parse_kind("storage", {"spool": store(endpoint)}, "test")
-    settings: Settings = dataclasses.replace(demo_settings(),
-                                             named={**demo_settings().named, "storage": stores})
-    spools = {"spool": parse_spooling("storage.spool.spooling", SPOOLING, "s3", None)}
-    c = Checker("test", "error")
-    protocol = spooling(DOC_SPOOLING, stores, spools, Identity(CLUSTER, OWNER), c)
-    assert protocol is not None, c.listed()
-    config = lines((k, str(v)) for k, v in final_entries(protocol.config, {}, False))
-    manager = "\n".join(lines((k, str(v)) for k, v in final_entries(protocol.manager, {},
-                                                                     False))) + "\n"
-
-    def amend(values: dict[str, Any]) -> None:
-        values["additionalConfigProperties"] = [*values.get("additionalConfigProperties", []),
-                                                *config]
-        for role in ("coordinator", "worker"):
-            values.setdefault(role, {}).setdefault("additionalConfigFiles", {})[
-                MANAGER_FILE] = manager
-
-    env = {u.env: (KEY if u.ref.key == "key" else f"dummy-{u.ref.key}")
-           for u in protocol.secret_uses}
-    pods = render_pods(DOC, settings, helm_python.Chart.load(CHART_DIR), amend=amend)
-    return Spooled(pods, protocol, env)
+def key_env() -> str:
+    """The variable that carries the shared secret key (the ExternalSecret fills it)."""
+    return settings_use(KEY_REF, CLUSTER, OWNER).env
 
 
 @pytest.fixture(scope="module")
@@ -116,21 +85,21 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S3Server, str
 
 
 @pytest.fixture(scope="module")
-def spooled(s3: tuple[S3Server, str]) -> Spooled:
-    return spooled_pods(s3[1])
+def pods(s3: tuple[S3Server, str]) -> Pods:
+    return render_pods(DOC, settings(s3[1]), helm_python.Chart.load(CHART_DIR))
 
 
 @pytest.fixture(scope="module")
-def cluster(spooled: Spooled, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def cluster(pods: Pods, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     dist = ts.distribution()
     root = tmp_path_factory.mktemp("trino-spooling")
-    factor = heap_factor(spooled.pods.role)
+    factor = heap_factor(pods.role)
     cport, wport = ts.free_port(), ts.free_port()
     nodes = []
     for name, role, port in (("coordinator", "coordinator", cport), ("worker-0", "worker", wport)):
-        files = for_laptop(spooled.pods.role[role], root / name, dist / "plugin", port, cport,
-                           factor)
-        files.env.update(spooled.env)
+        files = for_laptop(pods.role[role], root / name, dist / "plugin", port, cport, factor)
+        assert files.env[key_env()] == "dummy-" + key_env().lower()  # render_pods' stand-in
+        files.env[key_env()] = KEY
         nodes.append(ts.TrinoNode(name, root / name, files))
     trino_cluster = ts.TrinoCluster(nodes[0], nodes[1:], cport)
     trino_cluster.start(dist, BOOT_TIMEOUT)
@@ -161,10 +130,10 @@ def segment_writes(server: S3Server) -> list[str]:
             and r.path.startswith(f"{BUCKET}/{CLUSTER}/") and "uploads" not in r.query]
 
 
-def test_both_roles_mount_the_same_spooling_manager(spooled: Spooled) -> None:
+def test_both_roles_mount_the_same_spooling_manager(pods: Pods) -> None:
     """The chart puts the one spooling-manager.properties into /etc/trino of both roles, with
     the cluster's location (a trailing slash added) and the store's S3 settings."""
-    coordinator, worker = (spooled.pods.role[r].files for r in ("coordinator", "worker"))
+    coordinator, worker = (pods.role[r].files for r in ("coordinator", "worker"))
     path = f"/etc/trino/{MANAGER_FILE}"
     assert coordinator[path] == worker[path]
     props = javaprops.loads(worker[path])
@@ -173,9 +142,10 @@ def test_both_roles_mount_the_same_spooling_manager(spooled: Spooled) -> None:
     assert (props["fs.s3.enabled"], props["s3.path-style-access"]) == ("true", "true")
     assert props["fs.segment.ttl"] == "1h"
     for role in ("coordinator", "worker"):
-        config = javaprops.loads(spooled.pods.role[role].files["/etc/trino/config.properties"])
+        config = javaprops.loads(pods.role[role].files["/etc/trino/config.properties"])
         assert config["protocol.spooling.enabled"] == "true"
-        assert config[SECRET_KEY].startswith("${ENV:TRINO_VAULT_SECRET_TRINO_SPOOL_SPOOLING")
+        assert config[SECRET_KEY] == f"${{ENV:{key_env()}}}"
+        assert key_env() in pods.role[role].env  # from the ExternalSecret trinogen wrote
 
 
 def test_a_large_result_reaches_the_client_through_spooled_segments(

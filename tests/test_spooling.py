@@ -7,6 +7,7 @@ ending in "/"; SpoolingConfig bounds the inline limits): issue 21 item 4.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from typing import Any
 
@@ -14,13 +15,14 @@ import pytest
 import yaml
 
 from tests.conftest import demo_settings
+from trinogen.desired import Secrets, secret_problems
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import Checker, field_path
-from trinogen.model.spooling import SpoolingProtocol, spooling
+from trinogen.model.spooling import SpoolingProtocol, key_problem, spooling
 from trinogen.model.storage import Identity
 from trinogen.render import Renderer
-from trinogen.secrets import SecretUse, settings_use
+from trinogen.secrets import Secret, SecretData, SecretUse, settings_use
 from trinogen.settings import Settings
 from trinogen.settings.named import parse_kind
 from trinogen.settings.options.spooling import Spooling, parse
@@ -286,3 +288,42 @@ def test_a_document_may_not_spool_by_hand_beside_the_field() -> None:
     assert isinstance(outcome, Failed)
     assert any(p.field == field_path("properties", "protocol.spooling.retrieval-mode")
                and "renders it from spooling" in p.message for p in outcome.problems)
+
+
+# --- the Vault values, once read ----------------------------------------------------------------
+
+GOOD_KEY = base64.b64encode(bytes(range(32))).decode()
+
+
+@pytest.mark.parametrize(("value", "fits"), [
+    (GOOD_KEY, True),
+    (GOOD_KEY.rstrip("="), True),  # java.util.Base64 does not require the padding
+    (base64.b64encode(bytes(16)).decode(), False),  # 128 bits
+    (base64.b64encode(bytes(33)).decode(), False),
+    ("not base64 at all!", False),
+    (GOOD_KEY[:10] + " " + GOOD_KEY[10:], False),
+    ("", False),
+])
+def test_the_vault_key_must_be_256_bits_of_base64(value: str, fits: bool) -> None:
+    """Only a value Trino's SpoolingConfig accepts passes; the message never shows the value."""
+    problem = key_problem(value)
+    assert (problem is None) == fits
+    assert problem is None or value not in problem or value == ""
+
+
+def test_a_bad_key_in_vault_fails_the_cluster_at_sync() -> None:
+    """With Vault read, a key of the wrong size is reported at spooling.storage, the S3
+    credentials beside it pass, and a good key passes too."""
+    outcome = classify(RawDocument('"d"', spool_doc(spooling={"storage": "s3-keys"})),
+                       spool_settings())
+    assert isinstance(outcome, Cluster)
+    s3 = SecretData(1, {"ak": Secret("a"), "sk": Secret("b")})
+
+    def problems(key: str) -> list[tuple[str, str]]:
+        data = {"secret/trino/etl/s3": s3,
+                "secret/trino/etl/spooling": SecretData(1, {"key": Secret(key)})}
+        return [(p.field, p.message) for p in secret_problems(outcome, Secrets(data, {}))]
+
+    assert problems(GOOD_KEY) == []
+    ((field, message),) = problems("c2hvcnQ=")
+    assert field == "spooling.storage" and "256-bit key" in message

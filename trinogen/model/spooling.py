@@ -19,7 +19,9 @@ all. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import binascii
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
@@ -47,6 +49,25 @@ MIN_SIZE, MAX_SIZE = 1024, 3 * 1024 * 1024
 SWITCHES = {"s3": "fs.s3.enabled", "gcs": "fs.gcs.enabled", "azure": "fs.azure.enabled"}
 
 Entry = tuple[str, tuple[BoundSegment, ...]]
+
+
+def key_problem(value: str) -> str | None:
+    """Why a Vault value cannot be the shared secret key, or None. Trino 476 refuses to start
+    unless the key decodes (java.util.Base64's basic decoder, padding optional) to 256 bits
+    (SpoolingConfig @AssertTrue "must be 256 bits long"). The value is never quoted."""
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raw = None
+    if raw is None or len(raw) != 32:
+        return ("Vault holds no base64-encoded 256-bit key there (Trino refuses to start "
+                "without one): store 32 random bytes, base64-encoded (openssl rand -base64 32)")
+    return None
+
+
+# Server secrets whose Vault value Trino checks at startup: checked when Vault is read
+# (trinogen.desired.secret_problems), so a bad value fails the sync, not the pods.
+VALUE_CHECKS: dict[str, Callable[[str], str | None]] = {SECRET_KEY: key_problem}
 
 
 class Inlining(NamedTuple):

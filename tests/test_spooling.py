@@ -19,7 +19,8 @@ from trinogen.desired import Secrets, secret_problems
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import Checker, field_path
-from trinogen.model.spooling import SpoolingProtocol, key_problem, spooling
+from trinogen.model.secret_values import spooling_key_problem as key_problem
+from trinogen.model.spooling import SpoolingProtocol, spooling
 from trinogen.model.storage import Identity
 from trinogen.render import Renderer
 from trinogen.secrets import Secret, SecretData, SecretUse, settings_use

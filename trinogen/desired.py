@@ -33,7 +33,7 @@ from trinogen.model import (
 )
 from trinogen.model.checker import capped
 from trinogen.model.library import NO_LIBRARY, Library, references
-from trinogen.model.spooling import VALUE_CHECKS
+from trinogen.model.secret_values import VALUE_CHECKS
 from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader

@@ -19,12 +19,11 @@ all. Pure.
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
+from trinogen.model.secret_values import SPOOLING_KEY
 from trinogen.model.server_secrets import env_reference
 from trinogen.model.storage import Identity, catalog_lines, vault_uses
 from trinogen.model.types import ServerSecret
@@ -38,7 +37,7 @@ if TYPE_CHECKING:  # annotations only: the option modules load with the settings
 FIELDS = {"storage", "inlining"}
 INLINING_FIELDS = {"maxRows", "maxSize"}
 MANAGER_FILE = "spooling-manager.properties"  # read from etc/ by SpoolingManagerRegistry
-SECRET_KEY = "protocol.spooling.shared-secret-key"
+SECRET_KEY = SPOOLING_KEY  # its Vault value is checked when read (model.secret_values)
 # SpoolingConfig's bounds (Trino 476): @Min(1) @Max(1000000) rows, @MinDataSize("1kB")
 # @MaxDataSize("3MB") bytes; Trino refuses to start outside them.
 MAX_ROWS = 1_000_000
@@ -49,25 +48,6 @@ MIN_SIZE, MAX_SIZE = 1024, 3 * 1024 * 1024
 SWITCHES = {"s3": "fs.s3.enabled", "gcs": "fs.gcs.enabled", "azure": "fs.azure.enabled"}
 
 Entry = tuple[str, tuple[BoundSegment, ...]]
-
-
-def key_problem(value: str) -> str | None:
-    """Why a Vault value cannot be the shared secret key, or None. Trino 476 refuses to start
-    unless the key decodes (java.util.Base64's basic decoder, padding optional) to 256 bits
-    (SpoolingConfig @AssertTrue "must be 256 bits long"). The value is never quoted."""
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        raw = None
-    if raw is None or len(raw) != 32:
-        return ("Vault holds no base64-encoded 256-bit key there (Trino refuses to start "
-                "without one): store 32 random bytes, base64-encoded (openssl rand -base64 32)")
-    return None
-
-
-# Server secrets whose Vault value Trino checks at startup: checked when Vault is read
-# (trinogen.desired.secret_problems), so a bad value fails the sync, not the pods.
-VALUE_CHECKS: dict[str, Callable[[str], str | None]] = {SECRET_KEY: key_problem}
 
 
 class Inlining(NamedTuple):

@@ -63,7 +63,7 @@ def shown(entries: Any) -> dict[str, str]:
 
 def read(value: Any) -> tuple[SpoolingProtocol | None, list[tuple[str, str]]]:
     c = Checker("doc", "error")
-    out = spooling(value, STORES, WHO, c)
+    out = spooling(value, STORES, WHO, "476", c)
     return out, [(p.field, p.message) for p in c.listed()]
 
 
@@ -204,6 +204,17 @@ def test_a_wrong_spooling_field_is_refused_at_its_path(value: Any, field: str, s
     """A document's mistake is reported at its field (which refuses the document)."""
     _, problems = read(value)
     assert any(f == field and said in m for f, m in problems), problems
+
+
+@pytest.mark.parametrize(("version", "refused"), [("465", True), ("400", True), ("466", False),
+                                                   ("476", False), (None, False)])
+def test_the_protocol_needs_trino_466(version: str | None, refused: bool) -> None:
+    """A document whose Trino predates the protocol may not turn it on (an invalid version,
+    None, is reported elsewhere)."""
+    c = Checker("doc", "error")
+    out = spooling({"storage": "gcs-wi"}, STORES, WHO, version, c)
+    assert (out is None, [p.field for p in c.listed()]) == (
+        (True, ["spooling"]) if refused else (False, []))
 
 
 def test_no_spooling_field_renders_nothing() -> None:

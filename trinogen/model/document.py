@@ -147,7 +147,8 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     server = server_properties(props, trino, c)
     ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
                          s.options("storage"), Identity(cluster_id, owner), c)
-    spool = spooling(d.get("spooling"), s.options("storage"), Identity(cluster_id, owner), c)
+    spool = spooling(d.get("spooling"), s.options("storage"), Identity(cluster_id, owner),
+                     head.version, c)
     files = attached_files(d.get("files"), cluster_id, binding, c)
     # Every feature's mounts count: a property naming a file must name a mounted one.
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},

@@ -40,6 +40,7 @@ MANAGER_FILE = "spooling-manager.properties"  # read from etc/ by SpoolingManage
 SECRET_KEY = SPOOLING_KEY  # its Vault value is checked when read (model.secret_values)
 # SpoolingConfig's bounds (Trino 476): @Min(1) @Max(1000000) rows, @MinDataSize("1kB")
 # @MaxDataSize("3MB") bytes; Trino refuses to start outside them.
+FIRST_VERSION = 466  # the release that brought the protocol and its spooling-filesystem plugin
 MAX_ROWS = 1_000_000
 MIN_SIZE, MAX_SIZE = 1024, 3 * 1024 * 1024
 
@@ -101,11 +102,14 @@ def _texts(entries: tuple[Entry, ...]) -> tuple[tuple[str, str], ...]:
                  for k, v in entries)
 
 
-def spooling(value: Any, stores: Mapping[str, Storage], who: Identity,
+def spooling(value: Any, stores: Mapping[str, Storage], who: Identity, version: str | None,
              c: Checker) -> SpoolingProtocol | None:
-    """Read a document's `spooling`; None when absent or refused (reported)."""
+    """Read a document's `spooling`; None when absent or refused (reported). `version` is the
+    document's trinoVersion (None when invalid: reported already)."""
     doc = c.mapping(value, "spooling", required=False)
     if doc is None:
+        return None
+    if _too_old(version, c):
         return None
     c.fields(doc, "spooling", FIELDS)
     store: Storage | None = c.pick(doc.get("storage"), "spooling.storage", stores, "storage",
@@ -120,6 +124,14 @@ def spooling(value: Any, stores: Mapping[str, Storage], who: Identity,
                 (", ".join(spooled) or "the settings offer none") + ")")
         return None
     return protocol(store, store.spooling, who, inlining)
+
+
+def _too_old(version: str | None, c: Checker) -> bool:
+    if version is not None and version.isdigit() and int(version) < FIRST_VERSION:
+        c.error("spooling", f"the client spooling protocol came with Trino {FIRST_VERSION}; "
+                f"this document runs {version} (raise trinoVersion or remove spooling)")
+        return True
+    return False
 
 
 def _inlining(value: Any, c: Checker) -> Inlining | None:

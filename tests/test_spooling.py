@@ -339,3 +339,22 @@ def test_a_bad_key_in_vault_fails_the_cluster_at_sync() -> None:
     assert problems(GOOD_KEY) == []
     ((field, message),) = problems("c2hvcnQ=")
     assert field == "spooling.storage" and "256-bit key" in message
+
+
+def test_inline_mode_keeps_every_spooling_secret_in_the_env_secret() -> None:
+    """In inline mode (catalog values written out), the protocol's lines still say
+    ${ENV:...} and the env Secret still carries the key and the credentials: no Vault value
+    is written into values.yaml."""
+    outcome = classify(RawDocument('"d"', spool_doc(spooling={"storage": "s3-keys"})),
+                       spool_settings())
+    assert isinstance(outcome, Cluster)
+    resolved = {"secret/trino/etl/s3": SecretData(1, {"ak": Secret("AK-VALUE"),
+                                                       "sk": Secret("SK-VALUE")}),
+                "secret/trino/etl/spooling": SecretData(1, {"key": Secret(GOOD_KEY)})}
+    files = Renderer(spool_settings()).render_cluster(outcome, resolved, inline=True)
+    text = files["trino-clusters/etl/values.yaml"].decode()
+    assert not any(v in text for v in ("AK-VALUE", "SK-VALUE", GOOD_KEY))
+    secrets = [d["secretKey"] for p, t in files.items() if p.endswith("externalsecret.yaml")
+               for d in yaml.safe_load(t)["spec"]["data"]]
+    assert {u.env for u in (settings_use(f"secret/trino/etl/s3#{k}", "etl", "etl_team")
+                            for k in ("ak", "sk"))} | {key_env()} <= set(secrets)

@@ -1,7 +1,8 @@
 """The kitchen sink: one cluster document and one settings file using every platform option of
 issues 13 and 14 at once (authentication with TLS in the pod, access rules, a storage option on a
 catalog, fault tolerance, files, a shared catalog from the library, placement per role,
-disruption, a service account, monitoring with a ServiceMonitor, an ingress).
+disruption, a service account, monitoring with a ServiceMonitor, an ingress), and the client
+spooling protocol of issue 21.
 
 Shared by tests/test_features_together.py (through the real chart) and
 tests/test_features_secrets.py (a real sync against OpenBao). Every Vault reference is listed in
@@ -49,6 +50,9 @@ storage:
     credentials:
       vault: {access_key: "secret/platform/{cluster}/s3#access_key",
               secret_key: "secret/platform/{cluster}/s3#secret_key"}
+    spooling:
+      location: s3://trino-spool/{cluster}
+      shared_secret_key: secret/platform/{cluster}/spooling#key
 exchange:
   spool:
     storage: lake-minio
@@ -85,6 +89,9 @@ disruption:
   strict: {worker_max_unavailable: "25%", coordinator_max_unavailable: 0}
 """
 
+# The spooling protocol's shared secret key: a test's value for it must be what Trino (and
+# trinogen, when it reads Vault) accepts, 32 bytes in base64.
+SPOOLING_KEY_TAG = "spooling-key"
 # Every Vault secret the kitchen sink reads: KV v2 path under secret/ -> {key: tag}. A test
 # turns each tag into a distinctive value.
 VAULT: dict[str, dict[str, str]] = {
@@ -94,6 +101,7 @@ VAULT: dict[str, dict[str, str]] = {
     f"platform/{CID}/tls": {"keystore.pem": "keystore", "password": "keystore-password"},
     f"trino/{CID}": {"WAREHOUSE_PASSWORD": "warehouse", "WEB_UI_SECRET": "web-ui-secret"},
     f"trino/{CID}/kerberos": {"keytab": "keytab"},
+    f"platform/{CID}/spooling": {"key": SPOOLING_KEY_TAG},
 }
 
 # The shared catalog: a warehouse database whose password each using cluster reads with its own
@@ -114,6 +122,7 @@ _DOCUMENT: dict[str, Any] = {
     "disruption": "strict",
     "monitoring": {"jmx": True, "serviceMonitor": True},
     "faultTolerance": {"retryPolicy": "TASK", "exchange": "spool"},
+    "spooling": {"storage": "lake-minio", "inlining": {"maxRows": 1000}},
     "accessControl": {"rules": {
         "catalogs": [{"user": "admin", "allow": "all"}, {"catalog": "lake", "allow": "read-only"},
                      {"catalog": "system", "allow": "read-only"}],

@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import demo_settings
 from tests.test_auth import secure_settings
 from tests.test_fault_tolerance import doc, run, settings_with, values
+from tests.test_spooling import spool_settings
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import field_path
 from trinogen.model.rules import TOP_FIELDS
@@ -70,6 +71,8 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "resourceGroups": ({"resourceGroups": {
         "rootGroups": [{"name": "all", "hardConcurrencyLimit": 5, "maxQueued": 50}],
         "selectors": [{"group": "all"}]}}, ("resourceGroups", "resourceGroupsConfig")),
+    "spooling": ({"spooling": {"storage": "s3-keys"}},
+                 ("worker", "additionalConfigFiles", "spooling-manager.properties")),
 }
 
 
@@ -138,7 +141,8 @@ def test_each_offered_companion_renders_from_its_field(offer: str) -> None:
     assert offer in {row.offered_by for row in COMPANIONS.values()}
     patch, where = OFFERS[offer]
     settings = (secure_settings() if "authentication" in patch
-                else listener_settings() if "eventListeners" in patch else None)
+                else listener_settings() if "eventListeners" in patch
+                else spool_settings() if "spooling" in patch else None)
     body = {**doc(), **patch}
     outcome = classify(RawDocument('"d"', body), settings) if settings else run(body)
     assert isinstance(outcome, Cluster), outcome

@@ -372,3 +372,33 @@ def test_the_listeners_reach_each_roles_configmap_and_the_env_secret(tmp_path: P
 for _mark in CHART:  # needs the chart and helm-python-sdk (fails under CI=true without them)
     test_the_listeners_reach_each_roles_configmap_and_the_env_secret = _mark(
         test_the_listeners_reach_each_roles_configmap_and_the_env_secret)
+
+
+def test_a_spooling_worker_holds_its_split_listener_and_the_spooling_manager(
+        tmp_path: Path) -> None:
+    """A cluster that spools and logs split events: the worker's values have one
+    additionalConfigFiles, and its ConfigMap (the real chart's) holds both the spooling
+    manager and the split listener's file."""
+    from tests.test_spooling import SPOOLING, STORAGE
+
+    s = load(tmp_path, storage={"s3-keys": {**STORAGE["s3-keys"],
+                                             "spooling": SPOOLING["s3-keys"]}})
+    out = judge(s, trinoVersion="476", profile="small", eventListeners=["stream"],
+                spooling={"storage": "s3-keys"})
+    assert isinstance(out, Cluster), out
+    files = Renderer(s).render_cluster(out, {})
+    text = files[f"{s.output.clusters_dir}/etl/values.yaml"].decode()
+    assert yaml.safe_load(text)["worker"]["additionalConfigFiles"].keys() == {
+        "spooling-manager.properties", "event-listener-stream.properties"}
+    _, objects = render_through_chart(helm_python.Chart.load(CHART_DIR), text, "etl", "trino-etl")
+    (worker,) = [o.get("data", {}) for o in objects
+                 if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "etl-trino-worker"]
+    assert javaprops.loads(worker["spooling-manager.properties"])[
+        "spooling-manager.name"] == "filesystem"
+    assert javaprops.loads(worker["event-listener-stream.properties"])[
+        "event-listener.name"] == "kafka"
+
+
+for _mark in CHART:
+    test_a_spooling_worker_holds_its_split_listener_and_the_spooling_manager = _mark(
+        test_a_spooling_worker_holds_its_split_listener_and_the_spooling_manager)

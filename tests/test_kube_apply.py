@@ -27,6 +27,7 @@ metadata.namespace changes, after checking that each names the Application's des
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
@@ -260,6 +261,10 @@ def _vault(settings: Settings, docs: list[dict[str, Any]], library: Any) -> Fake
         assert isinstance(c, Cluster), c
         for use in c.vault_uses:
             secrets.setdefault(use.ref.secret_path, {})[use.ref.key] = "fake-vault-value"
+        for s in c.server_secrets:  # the spooling protocol's key must be 256 bits of base64
+            if s.key == "protocol.spooling.shared-secret-key":
+                secrets[s.use.ref.secret_path][s.use.ref.key] = base64.b64encode(
+                    bytes(32)).decode()
     return FakeReader(secrets, {p: VAULT_VERSION for p in secrets})
 
 

@@ -46,6 +46,9 @@ storage:
     credentials:
       vault: {access_key: "secret/finance-s3/keys#access_key",
               secret_key: "secret/finance-s3/keys#secret_key"}
+    spooling:
+      location: s3://finance-spooled/{cluster}
+      shared_secret_key: secret/finance-spooling/{cluster}#key
   growth-lake:
     type: s3
     region: eu-west-1
@@ -91,7 +94,7 @@ TENANTS: dict[str, Any] = {
 # Where each finance pick lands in the rendered files (strings from OPTIONS above).
 MARKERS = ("finance-s3/keys", "finance-spool-bucket", "finance-auth/", "finance-tls/",
            "opa.finance-policy.svc", "finance-iam-role", "finance-ingress", "finance-nodes",
-           "platform-critical")
+           "platform-critical", "finance-spooled", "finance-spooling/")
 
 # A shared catalog of growth's own: the using cluster picks its storage.
 SHARED = {"_id": "cat-ice", "name": "ice-shared", "owner": "growth_team",
@@ -106,6 +109,7 @@ _GROWTH: dict[str, Any] = {
     "ingress": "finance-public",
     "disruption": "finance-strict",
     "faultTolerance": {"retryPolicy": "TASK", "exchange": "finance-spool"},
+    "spooling": {"storage": "finance-lake"},
     "clusterConfig": {"coordinator": {"placement": "finance-pool"},
                       "worker": {"placement": "finance-pool"}},
     "connectors": [
@@ -116,7 +120,7 @@ _GROWTH: dict[str, Any] = {
 
 # Every pick of the growth document, as the field each refusal names.
 PICKS = ("authentication", "accessControl.opa", "serviceAccount", "ingress", "disruption",
-         "faultTolerance.exchange", "clusterConfig.coordinator.placement",
+         "faultTolerance.exchange", "spooling.storage", "clusterConfig.coordinator.placement",
          "clusterConfig.worker.placement", 'connectors["lake"].storage',
          'connectors["ice"].storage')
 

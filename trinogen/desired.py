@@ -33,6 +33,7 @@ from trinogen.model import (
 )
 from trinogen.model.checker import capped
 from trinogen.model.library import NO_LIBRARY, Library, references
+from trinogen.model.secret_values import VALUE_CHECKS
 from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
 from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
@@ -254,6 +255,15 @@ def secret_problems(cluster: Cluster, secrets: Secrets) -> list[Problem]:
         message = _secret_problem(use, secrets, in_file=where.startswith("Secret "))
         if message:
             problems.append(Problem(cluster.cluster_id, where, message))
+    for s in cluster.server_secrets:  # values Trino itself checks at startup
+        data = secrets.data.get(s.use.ref.secret_path)
+        check = VALUE_CHECKS.get(s.key)
+        if check is None or data is None or s.use.ref.key not in data.values:
+            continue  # no rule, or reported above
+        wrong = check(data.values[s.use.ref.key].reveal())  # never quoted: it is a secret
+        if wrong:
+            problems.append(Problem(cluster.cluster_id, s.path, f"placeholder "
+                                    f"{s.use.placeholder.text}: {wrong}"))
     return problems
 
 

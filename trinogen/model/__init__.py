@@ -23,6 +23,8 @@ The package, one job per module:
 - `file_paths`: properties naming files must name mounted ones.
 - `storage`: a catalog's storage option -> its file-system properties;
 - `fault_tolerance`: `faultTolerance` -> retry-policy and the exchange manager.
+- `spooling`: `spooling` -> the client spooling protocol's lines and spooling-manager.properties
+  (`secret_values`: the Vault values Trino checks itself, checked when Vault is read);
 - `server_secrets`: secret placeholders in server properties, bound like a catalog's;
 - `auth`: the `authentication` option a document picks, as Trino and the chart need it.
 - `operation`: placement per role, disruption option, `stopped`; `shutdown`: the shutdown budget.

@@ -18,6 +18,7 @@ from trinogen.model.operation import Operation
 from trinogen.model.properties import ServerProperties
 from trinogen.model.roles import Sizing
 from trinogen.model.server_secrets import ServerBinding
+from trinogen.model.spooling import SpoolingProtocol, spooling_lines
 from trinogen.model.types import (
     AccessControl,
     Authentication,
@@ -49,6 +50,7 @@ class Parts(NamedTuple):
     server: ServerProperties
     found: tuple[Connector, ...] | None
     fault_tolerance: FaultTolerance
+    spooling: SpoolingProtocol | None
     files: AttachedFiles
     auth: AuthParts | None
     log: tuple[str | None, Lines]
@@ -116,6 +118,7 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
     auth: AuthParts | _AuthAdds = p.auth or NO_AUTH
     workers, autoscaling = _scale(p.sizing, p.operation)
     server, sizing, op, picked = p.server, p.sizing, p.operation, p.workload
+    spool = spooling_lines(p.spooling)
     return Cluster(
         cluster_id=need.cluster_id,
         doc_id=doc_id,
@@ -131,7 +134,7 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         include_coordinator=server.include_coordinator,
         # the option's lines come after the document's own (sorted: the order is the file's)
         config_properties=tuple(sorted((*server.config, *auth.config,
-                                        *p.fault_tolerance.config,
+                                        *p.fault_tolerance.config, *spool.config,
                                         *(line for _, part in picked.kinds
                                           for line in part.config)))),
         node_properties=tuple(server.node),
@@ -147,8 +150,9 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         file_secrets=(*p.files.file_secrets, *auth.file_secrets),
         file_config_maps=p.files.config_maps,
         exchange=p.fault_tolerance.exchange,
-        server_secrets=(*p.bind.found, *auth.secrets,
+        server_secrets=(*p.bind.found, *auth.secrets, *spool.secrets,
                         *(x for _, part in picked.kinds for x in getattr(part, "secrets", ()))),
+        spooling_manager=spool.manager,
         authentication=auth.auth,
         access=p.access,
         kinds=picked.kinds,

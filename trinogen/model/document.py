@@ -39,6 +39,7 @@ from trinogen.model.rules import (
     TRINO_VERSION,
 )
 from trinogen.model.server_secrets import ServerBinding
+from trinogen.model.spooling import spooling
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
@@ -148,6 +149,8 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     server = server_properties(props, trino, c)
     ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
                          s.options("storage"), Identity(cluster_id, owner), c)
+    spool = spooling(d.get("spooling"), s.options("storage"), Identity(cluster_id, owner),
+                     head.version, c)
     files = attached_files(d.get("files"), cluster_id, binding, c)
     # Every feature's mounts count: a property naming a file must name a mounted one.
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},
@@ -165,6 +168,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,
+                 spooling=spool,
                  files=files, auth=auth, log=log, access=access, workload=picked, operation=op,
                  destination=destination, profile=d.get("profile"))
 

@@ -63,7 +63,7 @@ RESERVED_FIELDS = {
 TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
      "properties", "logLevels", "connectors", "destination", "files", "faultTolerance",
-     "authentication", "accessControl", "monitoring", "disruption", "stopped"}
+     "authentication", "accessControl", "monitoring", "disruption", "stopped", "spooling"}
 ) | METADATA_FIELDS | frozenset(HOMED.values())  # fmt: skip
 ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties", "placement"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}

@@ -190,6 +190,8 @@ class Cluster:
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
     exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
+    # spooling-manager.properties of both roles (`spooling`), secrets as ${ENV:...}; () = none
+    spooling_manager: tuple[tuple[str, str], ...] = ()
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
     access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)

@@ -1,6 +1,7 @@
 """The chart values of the option kinds in `trinogen.kinds.HOMED`: one template variable each,
 and `coordinator_files`, the files they add (coordinator.additionalConfigFiles), with the
-authentication option's LDAP password-authenticator.properties (not homed yet).
+authentication option's LDAP password-authenticator.properties (not homed yet); `role_files`
+adds the spooling manager to both roles (`worker_files`).
 
 Every homed kind's variable is set (None when the cluster picked none of it, which its template
 fragment skips); a kind's `values` module is imported only for a cluster that picked it.
@@ -10,6 +11,7 @@ Pure: Cluster and settings in, plain values for the template out.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from trinogen.kinds import HOMED, module
@@ -37,3 +39,17 @@ def kind_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
         files["password-authenticator.properties"] = helm_escape(text)
     out["coordinator_files"] = files or None
     return out
+
+
+def role_files(kinds: dict[str, Any], spooling: Sequence[str]) -> dict[str, Any]:
+    """Each role's additionalConfigFiles: the kinds' files on the coordinator, and the client
+    spooling protocol's manager (trinogen.model.spooling) on both roles (Trino reads
+    etc/spooling-manager.properties on every node)."""
+    coordinator = dict(kinds["coordinator_files"] or {})
+    worker: dict[str, str] = {}
+    if spooling:
+        from trinogen.model.spooling import MANAGER_FILE  # only for a cluster that spools
+
+        text = helm_escape("\n".join(spooling) + "\n")
+        coordinator[MANAGER_FILE] = worker[MANAGER_FILE] = text
+    return {"coordinator_files": coordinator or None, "worker_files": worker or None}

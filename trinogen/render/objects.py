@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -314,9 +314,9 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
     with its newline) and the values the chart writes into its own lines."""
     t = w.texts
     own = t.coordinator if role == "coordinator" else t.worker
-    groups: list[tuple[str, list[str]]] = [
+    groups: list[tuple[str, Sequence[str]]] = [
         ("properties", t.config), ("properties", t.node), ("logLevels", t.log),
-        (f"clusterConfig.{role}.properties", own)]
+        (f"clusterConfig.{role}.properties", own), ("spooling", t.spooling)]
     if role == "coordinator":
         groups.append(("accessControl", t.access))
     # Escaped lines are ASCII (java.util.Properties escapes the rest): a character is a byte.

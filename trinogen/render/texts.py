@@ -6,7 +6,7 @@ chart's ConfigMaps hold them): what is measured is what is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from trinogen.model import Cluster, Connector
@@ -24,6 +24,7 @@ class ServerTexts(NamedTuple):  # a tuple: a frozen dataclass costs every run ~3
     worker: list[str]  # server.workerExtraConfig
     exchange: list[str | Secret]  # additionalExchangeManagerProperties (a Secret where inline)
     access: list[str]  # accessControl.properties: an OPA option's access-control.properties
+    spooling: Sequence[str] = ()  # spooling-manager.properties, both roles' additionalConfigFiles
 
 
 def server_texts(cluster: Cluster, resolved: Resolved, inline: bool) -> ServerTexts:
@@ -33,7 +34,8 @@ def server_texts(cluster: Cluster, resolved: Resolved, inline: bool) -> ServerTe
         config=lines(cluster.config_properties), node=lines(cluster.node_properties),
         log=lines(cluster.log_properties), coordinator=lines(cluster.coordinator.extra_properties),
         worker=lines(cluster.worker.extra_properties),
-        exchange=_exchange_lines(cluster, resolved, inline), access=lines(access))
+        exchange=_exchange_lines(cluster, resolved, inline), access=lines(access),
+        spooling=lines(cluster.spooling_manager))
 
 
 def _exchange_lines(cluster: Cluster, resolved: Resolved, inline: bool) -> list[str | Secret]:

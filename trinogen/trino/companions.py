@@ -41,7 +41,7 @@ COMPANIONS: dict[str, Companion] = {
         frozenset({"true"}),
         "a spooling manager (etc/spooling-manager.properties on every node: "
         "spooling-manager.name and its storage) and protocol.spooling.shared-secret-key",
-        None,
+        "spooling",
         "Trino refuses to start: 'Spooling protocol is enabled, but manager configuration "
         "file does not exist'",
         "SpoolingManagerRegistry.loadSpoolingManager, called by io.trino.server.Server at "
@@ -124,7 +124,7 @@ SPOOLING_SETTINGS = ("shared-secret-key", "retrieval-mode", "initial-segment-siz
 COMPANIONS.update({
     f"protocol.spooling.{name}": Companion(
         None, "protocol.spooling.enabled=true (Trino binds the spooling settings only then) "
-        "and the spooling manager that needs", None,
+        "and the spooling manager that needs", "spooling",
         "Trino 476 refuses to start: Configuration property was not used",
         "SpoolingServerModule.setup builds SpoolingConfig only when SpoolingEnabledConfig."
         "isEnabled (javap, trino-main-476)")

@@ -10,6 +10,10 @@ to it (issue 19): Hadoop serves every scheme no native file system takes, `file:
 catalog with it reads the pods' own files through a location in SQL or one a metastore hands
 out. Offering an `hdfs` store is the platform accepting that for the tenants it lets pick it.
 
+A store may also hold results of Trino's client spooling protocol (`spooling:` a location per
+cluster and the Vault key that signs segment ids: trinogen.settings.options.spooling); a
+document opts in with `spooling: {storage: <name>}` (trinogen.model.spooling).
+
 Credentials are either the pods' workload identity (IRSA, GKE or Azure workload identity: no
 secret at all) or Vault references `<mount>/<path>#<key>` (`{cluster}` and `{owner}` are
 substituted per cluster), which reach Trino as `${ENV:...}` through the cluster's ExternalSecret.
@@ -19,13 +23,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import is_http_url, property_lines
 from trinogen.settings.options.metadata import SAMPLE
+
+if TYPE_CHECKING:
+    from trinogen.settings.options.spooling import Spooling
 
 TYPES = ("s3", "gcs", "azure", "hdfs")
 WORKLOAD_IDENTITY = "workload-identity"
@@ -54,10 +61,10 @@ OWNED = {
 SSE_TYPES = ("S3", "KMS")  # Trino's s3.sse.type besides NONE (CUSTOMER needs a per-request key)
 _FIELDS = {
     "s3": {"type", "region", "endpoint", "path_style_access", "sse", "iam_role", "credentials",
-           "properties"},
-    "gcs": {"type", "project_id", "credentials", "properties"},
-    "azure": {"type", "account", "credentials", "properties"},
-    "hdfs": {"type", "properties"},
+           "properties", "spooling"},
+    "gcs": {"type", "project_id", "credentials", "properties", "spooling"},
+    "azure": {"type", "account", "credentials", "properties", "spooling"},
+    "hdfs": {"type", "properties"},  # Trino spools to s3, gs and abfs only
 }
 _WORD = re.compile(r"[-A-Za-z0-9_.:/@]+")  # regions, project ids, ARNs, KMS key ids
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")  # an Azure storage account name
@@ -79,6 +86,7 @@ class Storage:
     # () = workload identity; else (credential, "<mount>/<path>#<key>" template) pairs
     vault: tuple[tuple[str, str], ...] = ()
     properties: tuple[tuple[str, str], ...] = ()  # extra catalog lines in the type's namespace
+    spooling: Spooling | None = None  # where the client spooling protocol may keep results
 
     @property
     def prefix(self) -> str:
@@ -103,13 +111,20 @@ def parse(where: str, raw: Mapping[str, Any]) -> Storage:
     vault = _credentials(where, kind, raw.get("credentials")) if VAULT_KEYS[kind] else ()
     common = {"type": kind, "vault": vault,
               "properties": _properties(where, kind, raw.get("properties"))}
-    if kind == "s3":
-        return _s3(where, raw, common)
     if kind == "hdfs":
         return Storage(**common)
-    if kind == "gcs":
-        return Storage(**common, project_id=_word(where, "project_id", raw.get("project_id")))
-    return _azure(where, raw, common)
+    if kind == "s3":
+        store = _s3(where, raw, common)
+    elif kind == "gcs":
+        store = Storage(**common, project_id=_word(where, "project_id", raw.get("project_id")))
+    else:
+        store = _azure(where, raw, common)
+    if raw.get("spooling") is None:
+        return store
+    from trinogen.settings.options import spooling  # only for a store that spools
+
+    return replace(store, spooling=spooling.parse(f"{where}.spooling", raw["spooling"], kind,
+                                                  store.account))
 
 
 def _s3(where: str, raw: Mapping[str, Any], common: Mapping[str, Any]) -> Storage:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-# Heap sizing is the document's (clusterConfig.<role>.maxHeap/minHeap -> the chart's jvm.*).
+# Heap sizing is the document's (clusterConfig.<role>.jvm.maxHeapSize/minHeapSize -> the
+# chart's <role>.jvm.*).
 HEAP_KEYS = frozenset({
     "-Xmx", "-Xms", "-Xmn", "-XX:MaxHeapSize", "-XX:InitialHeapSize", "-XX:MinHeapSize",
     "-XX:MaxRAMPercentage", "-XX:InitialRAMPercentage", "-XX:MinRAMPercentage", "-XX:MaxRAM",
@@ -78,7 +79,8 @@ def problem(flag: object, trino_reads: Callable[[str], bool]) -> str | None:
 # (does it refuse this key, why) in order; {k} is the key.
 _RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
     (HEAP_KEYS.__contains__, ("{k} sizes the heap, which is the document's (clusterConfig."
-                              "<role>.maxHeap, minHeap): Trino's memory is checked against it")),
+                              "<role>.jvm.maxHeapSize, minHeapSize): Trino's memory is checked "
+                              "against it")),
     (lambda k: k in CHART_KEYS or _GC.fullmatch(k) is not None,
      "{k} is already written by the chart or trinogen (the JVM keeps the last one)"),
     (INDIRECT.__contains__, "{k} reads flags from elsewhere, which trinogen could not check"),

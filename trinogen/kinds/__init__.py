@@ -19,7 +19,7 @@ from __future__ import annotations
 # Every kind of named option, in the order the settings file is read; the settings file's
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-         "placement", "disruption")
+         "placement", "disruption", "images", "runtime", "network_policies", "services")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -28,6 +28,11 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
+    # the platform hatches (issue 21, item 6)
+    "images": "image",
+    "runtime": "runtime",
+    "network_policies": "networkPolicy",
+    "services": "service",
 }
 
 

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.model import Cluster, FileConfigMap, FileSecret
+from trinogen.render.kinds import kind_objects
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -72,7 +73,8 @@ def cluster_objects(cluster: Cluster, chart: str, w: Written, *,
     """Every object of the cluster's namespace: the chart's, then trinogen's and their makers'.
     With `sizes=False`, the same objects with no parts (data and annotations empty)."""
     measure = _measure if sizes else _skip
-    return [*_chart_objects(cluster, chart, w, measure), *_own_objects(cluster, chart, w, measure)]
+    return [*_chart_objects(cluster, chart, w, measure), *_own_objects(cluster, chart, w, measure),
+            *(KubeObject(*o) for o in kind_objects(cluster, chart_fullname(cluster.cluster_id, chart)))]
 
 
 # measure(parts, *args): an object's parts, `parts(*args)`, or none when listing names only.

@@ -11,7 +11,7 @@
 Checked when the settings load: names valid as environment variable names (a C identifier),
 none that carries a secret trinogen binds (`TRINO_SECRET_*`, `TRINO_VAULT_*`: a container's `env`
 entry would replace the env Secret's value of that name) and none that hands the JVM options
-past these checks (`JAVA_TOOL_OPTIONS`...); JVM flags as `trinogen.hatches.jvm` judges them,
+past these checks (`JAVA_TOOL_OPTIONS`...); JVM flags as `trinogen.kinds.runtime.jvm` judges them,
 no key twice in one role.
 """
 
@@ -24,7 +24,7 @@ from functools import cache
 from typing import Any
 
 from trinogen.errors import ConfigError
-from trinogen.hatches import jvm
+from trinogen.kinds.runtime import jvm
 from trinogen.settings.options import metadata
 
 FIELDS = ("env", "jvm", "coordinator_jvm", "worker_jvm")

@@ -21,7 +21,7 @@ HEAP_KEYS = frozenset({
     "-XX:NewSize",
 })
 # Every flag the chart's jvm.config writes (configmap-coordinator.yaml / -worker.yaml, chart
-# 1.42.2), with the JDK-8329528 pair trinogen writes for other images (hatches.image), by key.
+# 1.42.2), with the JDK-8329528 pair trinogen writes for other images (kinds.images), by key.
 CHART_KEYS = frozenset({
     "-server", "-agentpath:/usr/lib/trino/bin/libjvmkill.so", "-XX:G1HeapRegionSize",
     "-XX:ExplicitGCInvokesConcurrent", "-XX:HeapDumpOnOutOfMemoryError",

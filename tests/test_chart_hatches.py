@@ -1,7 +1,7 @@
 """The platform hatches through the real Trino chart (helm-python-sdk, ../shared/charts/trino).
 
-A document goes through trinogen, the hatches' values are merged as the wiring will merge them
-(tests/hatch_rig.py), and the chart renders the objects. Expectations come from the options'
+A document picking hatch options goes through trinogen's render (tests/hatch_rig.py), and the
+chart renders the objects. Expectations come from the options'
 text, the chart's templates (its container port names, selector labels, its jvm.config) and
 Kubernetes' rules, never from trinogen's output.
 """
@@ -19,7 +19,10 @@ from tests.marks import CHART, helm_python
 from tests.test_auth import secure_settings
 from tests.test_chart import render_through_chart
 from tests.test_workload import doc
-from trinogen.hatches import image, jvm, runtime, service
+from trinogen.kinds.images import options as image
+from trinogen.kinds.runtime import jvm
+from trinogen.kinds.runtime import options as runtime
+from trinogen.kinds.services import options as service
 from trinogen.settings import Settings
 
 pytestmark = CHART

@@ -1,7 +1,8 @@
-"""The platform hatches' pure core (trinogen.hatches): what each option accepts and refuses, and
-the chart values it gives. Expectations come from the option text written here, Kubernetes' and
-the JVM's rules, and the chart's values.yaml names; the chart itself judges them in
-tests/test_chart_hatches.py, the API server in tests/test_kube_hatches.py."""
+"""The platform hatches' options (trinogen/kinds/{images,runtime,network_policies,services}/
+options.py): what each accepts and refuses, and the chart values it gives. Expectations come
+from the option text written here, Kubernetes' and the JVM's rules, and the chart's values.yaml
+names; the chart itself judges them in tests/test_chart_hatches.py, the API server in
+tests/test_kube_hatches.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from typing import Any
 import pytest
 
 from trinogen.errors import ConfigError
-from trinogen.hatches import image, jvm, network, runtime, service
+from trinogen.kinds.images import options as image
+from trinogen.kinds.network_policies import options as network
+from trinogen.kinds.runtime import jvm
+from trinogen.kinds.runtime import options as runtime
+from trinogen.kinds.services import options as service
 
 DIGEST = "sha256:" + "ab" * 32
 W = "settings.yaml: x.opt"

@@ -1,6 +1,6 @@
 """The platform hatches held to a real kube-apiserver 1.34 (the session's `kube_cluster`).
 
-Each case's document goes through trinogen with its hatch picks merged in (tests/hatch_rig.py),
+Each case's document picks hatch options and goes through trinogen's render (tests/hatch_rig.py),
 the real chart renders it, and every object (its `helm test` hooks left out), with the client
 NetworkPolicy trinogen writes, is applied the way Argo CD applies it (server-side, strict field
 validation) into a namespace labelled `pod-security.kubernetes.io/enforce: restricted`; each

@@ -1,8 +1,7 @@
 """A real Trino 476 booted with the JVM hatches, from the chart's ConfigMaps (issue 21, item 6).
 
-A document with a jmx catalog goes through trinogen, a `runtime` option's flags and an `images`
-option's mirror are merged in as the wiring will merge them (tests/hatch_rig.py), and the real
-chart renders the coordinator's files; the coordinator boots alone (tests/test_trino_real.py's
+A document with a jmx catalog picks a `runtime` option and an `images` mirror and goes through
+trinogen's render (tests/hatch_rig.py), and the real chart renders the coordinator's files; the coordinator boots alone (tests/test_trino_real.py's
 REWRITES, unchanged) with one more line in jvm.config, a flag the hatch refuses:
 `-Dquery.max-length=200`. Trino then shows, in its own words, that
 - the JVM runs every flag the option names and the JDK-8329528 pair trinogen writes for a mirror
@@ -25,7 +24,9 @@ from tests.conftest import CHART_DIR, demo_settings
 from tests.hatch_rig import Picks, with_hatches
 from tests.marks import REAL_TRINO, helm_python, trino
 from tests.test_trino_real import BOOT_TIMEOUT, for_laptop, heap_factor
-from trinogen.hatches import image, jvm, runtime
+from trinogen.kinds.images import options as image
+from trinogen.kinds.runtime import jvm
+from trinogen.kinds.runtime import options as runtime
 
 pytestmark = REAL_TRINO
 

@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import demo_settings
 from tests.hatch_rig import INGRESS
+from tests.test_auth import secure_settings
 from tests.test_workload import doc
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.settings import Settings
@@ -105,3 +106,18 @@ def test_a_tenant_picks_only_the_hatches_it_is_allowed() -> None:
     assert isinstance(allowed, Cluster), allowed
     assert isinstance(refused, Failed)
     assert any(p.field == "image" for p in refused.problems), refused.problems
+
+
+@pytest.mark.parametrize("option, warned", [("clients", True), ("full", False)])
+def test_direct_clients_beside_tls_at_the_ingress_are_a_warning(option: str, warned: bool) -> None:
+    """With `tls: ingress` authentication, a policy letting clients reach the HTTP port (where
+    Trino trusts X-Forwarded-Proto) is warned at networkPolicy; the controller alone is not."""
+    s = _settings(secure_settings())
+    named = parse_kind("network_policies", {"clients": {"clients": ["bi-tools"], "ingress_controller": "ingress-nginx"}}, "test")
+    s = dataclasses.replace(s, named={**s.named, "network_policies": {
+        **s.named["network_policies"], **named}})
+    out = _classify({"authentication": "corp-sso", "networkPolicy": option,
+                     "ingress": "public"}, s)
+    assert isinstance(out, Cluster), out
+    assert any(w.field == "networkPolicy" and "X-Forwarded-Proto" in w.message
+               for w in out.warnings) is warned

@@ -43,10 +43,16 @@ def fill(option: NetworkOption, cluster_id: str, owner: str, d: Mapping[str, Any
         c.error(FIELD, problem + "; pick another network policy or ask the platform team")
     if problems:
         return None
-    return NetworkPolicy(option, ingress, jmx, _https(d, s))
+    tls = _tls(d, s)
+    if tls == "ingress" and (option.clients or option.client_cidrs):
+        c.warn(FIELD, "its clients reach the coordinator's HTTP port directly, where Trino "
+               "trusts X-Forwarded-Proto (authentication with tls: ingress): they can sign in "
+               "over plain HTTP; let them in through the ingress instead")
+    return NetworkPolicy(option, ingress, jmx, tls == "pod")
 
 
-def _https(d: Mapping[str, Any], s: Settings) -> bool:
+def _tls(d: Mapping[str, Any], s: Settings) -> str | None:
+    """Where the picked authentication option ends TLS (`pod`, `ingress`), or None."""
     name = d.get("authentication")
     auth = s.options("authentication").get(name) if isinstance(name, str) else None
-    return auth is not None and getattr(auth, "tls", None) == "pod"
+    return getattr(auth, "tls", None) if auth is not None else None

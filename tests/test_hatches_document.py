@@ -121,3 +121,15 @@ def test_direct_clients_beside_tls_at_the_ingress_are_a_warning(option: str, war
     assert isinstance(out, Cluster), out
     assert any(w.field == "networkPolicy" and "X-Forwarded-Proto" in w.message
                for w in out.warnings) is warned
+
+
+def test_a_required_network_policy_cannot_be_dropped_by_the_document() -> None:
+    """`defaults: {networkPolicy: full}` with the tenant requiring `network_policies`: a
+    document's `"networkPolicy": null` fails at networkPolicy; keeping the default renders."""
+    s = _settings()
+    s = dataclasses.replace(s, defaults={**s.defaults, "networkPolicy": "full"}, tenants={
+        "qa-team": Tenant("qa-team", every=True, require=("network_policies",))})
+    kept, dropped = _classify({}, s), _classify({"networkPolicy": None}, s)
+    assert isinstance(kept, Cluster) and kept.kind("network_policies") is not None
+    assert isinstance(dropped, Failed)
+    assert any(p.field == "networkPolicy" for p in dropped.problems), dropped.problems

@@ -1,8 +1,9 @@
 """The kitchen sink: one cluster document and one settings file using every platform option of
 issues 13 and 14 at once (authentication with TLS in the pod, access rules, a storage option on a
 catalog, fault tolerance, files, a shared catalog from the library, placement per role,
-disruption, a service account, monitoring with a ServiceMonitor, an ingress), and the client
-spooling protocol of issue 21.
+disruption, a service account, monitoring with a ServiceMonitor, an ingress), and of issue 21
+(the client spooling protocol and the platform hatches: an image mirror, a runtime option, a
+network policy, a LoadBalancer service).
 
 Shared by tests/test_features_together.py (through the real chart) and
 tests/test_features_secrets.py (a real sync against OpenBao). Every Vault reference is listed in
@@ -87,6 +88,23 @@ placement:
     priorityClassName: trino-coordinator
 disruption:
   strict: {worker_max_unavailable: "25%", coordinator_max_unavailable: 0}
+images:
+  mirror:
+    repository: registry.example.com/mirror/trino
+    pull_secrets: [registry-credentials]
+runtime:
+  otel:
+    env: {OTEL_SERVICE_NAME: "trino-{cluster}"}
+    jvm: ["-XX:+UseStringDeduplication"]
+network_policies:
+  standard:
+    clients: [bi-tools]
+    ingress_controller: ingress-nginx
+    monitoring: monitoring
+services:
+  internal-lb:
+    type: LoadBalancer
+    annotations: {service.beta.kubernetes.io/aws-load-balancer-scheme: internal}
 """
 
 # The spooling protocol's shared secret key: a test's value for it must be what Trino (and
@@ -120,6 +138,10 @@ _DOCUMENT: dict[str, Any] = {
     "serviceAccount": "aws-lake",
     "ingress": "public",
     "disruption": "strict",
+    "image": "mirror",
+    "runtime": "otel",
+    "networkPolicy": "standard",
+    "service": "internal-lb",
     "monitoring": {"jmx": True, "serviceMonitor": True},
     "faultTolerance": {"retryPolicy": "TASK", "exchange": "spool"},
     "spooling": {"storage": "lake-minio", "inlining": {"maxRows": 1000}},

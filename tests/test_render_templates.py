@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,12 +80,28 @@ def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Pat
     assert Renderer(settings).fingerprint != Renderer(base).fingerprint
 
 
+# The platform hatches' parts of values.yaml.j2 (issue 21, item 6), written after this test's
+# "before": an override from before them has none of them.
+_HATCH_INCLUDES = re.compile(r'\{% if (images|runtime and runtime\.env|network_policies|services) %\}\n'
+                             r'\{% include "values/\w+\.yaml\.j2" %\}\n\{% endif %\}\n')
+_HATCH_JVM = re.compile(r"\{# The image kind's pinned.*?additionalJVMConfig: .*?\{% endif %\}\n",
+                        re.DOTALL)
+
+
+def _without_hatches(text: str) -> str:
+    text = _HATCH_INCLUDES.sub("", _HATCH_JVM.sub("", text))
+    out = text.replace("(images.repository if images else chart.image_repository)",
+                       "chart.image_repository")
+    assert "images" not in out and "runtime" not in out, "a hatch part left in the template"
+    return out
+
+
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
     """A values.yaml.j2 override that writes serviceAccount and ingress itself, with the variable
     names of before issue 21 (`service_account`, `ingress`), renders what the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
-    builtin = (BUILTIN / "values.yaml.j2").read_text()
+    builtin = _without_hatches((BUILTIN / "values.yaml.j2").read_text())
     old = builtin.replace('{% include "values/service_accounts.yaml.j2" %}\n', (
         "serviceAccount:\n  create: true\n  name: {{ service_account.name | yaml }}\n"
         "  annotations: {{ service_account.annotations | yaml }}\n")).replace(

@@ -19,7 +19,8 @@ from __future__ import annotations
 # Every kind of named option, in the order the settings file is read; the settings file's
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-         "placement", "disruption", "event_listeners", "resource_groups")
+         "placement", "disruption", "event_listeners", "resource_groups", "images", "runtime",
+         "network_policies", "services")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -30,6 +31,11 @@ HOMED: dict[str, str] = {
     "ingress": "ingress",
     "event_listeners": "eventListeners",
     "resource_groups": "resourceGroups",
+    # the platform hatches (issue 21, item 6)
+    "images": "image",
+    "runtime": "runtime",
+    "network_policies": "networkPolicy",
+    "services": "service",
 }
 # Kinds whose `document` module picks for itself, `pick(value, d, s, c)`: several options at
 # once, or options the platform requires for some clusters whatever their document says

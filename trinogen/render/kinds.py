@@ -53,3 +53,27 @@ def role_files(kinds: dict[str, Any], spooling: Sequence[str]) -> dict[str, Any]
         text = helm_escape("\n".join(spooling) + "\n")
         coordinator[MANAGER_FILE] = worker[MANAGER_FILE] = text
     return {"coordinator_files": coordinator or None, "worker_files": worker or None}
+
+
+def kind_manifests(cluster: Cluster) -> dict[str, dict[str, Any]]:
+    """Plain manifests the option kinds add under manifests/ (name -> the object): the
+    coordinator's client NetworkPolicy of a `network_policies` pick that lets anyone in."""
+    part = cluster.kind("network_policies")
+    if part is None:
+        return {}
+    from trinogen.kinds.network_policies.values import manifest
+
+    policy = manifest(part, cluster.cluster_id, cluster.namespace, cluster.owner)
+    return {"networkpolicy-coordinator": policy} if policy is not None else {}
+
+
+def kind_objects(cluster: Cluster, full: str) -> list[tuple[str, str, str, str]]:
+    """(kind, name, maker, field) of the objects the hatch kinds make the chart or trinogen
+    create (render/objects.py lists them with the others, so no other object takes a name)."""
+    if cluster.kind("network_policies") is None:
+        return []
+    out = [("NetworkPolicy", full, "the chart", "networkPolicy"),
+           ("Pod", f"{full}-test-networkpolicy", "the chart (a helm test hook)", "networkPolicy")]
+    out += [("NetworkPolicy", str(policy["metadata"]["name"]), "trinogen (networkPolicy)",
+             "networkPolicy") for policy in kind_manifests(cluster).values()]
+    return out

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.model import Cluster, FileConfigMap, FileSecret
+from trinogen.render.kinds import kind_objects
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -72,7 +73,8 @@ def cluster_objects(cluster: Cluster, chart: str, w: Written, *,
     """Every object of the cluster's namespace: the chart's, then trinogen's and their makers'.
     With `sizes=False`, the same objects with no parts (data and annotations empty)."""
     measure = _measure if sizes else _skip
-    return [*_chart_objects(cluster, chart, w, measure), *_own_objects(cluster, chart, w, measure)]
+    return [*_chart_objects(cluster, chart, w, measure), *_own_objects(cluster, chart, w, measure),
+            *(KubeObject(*o) for o in kind_objects(cluster, chart_fullname(cluster.cluster_id, chart)))]
 
 
 # measure(parts, *args): an object's parts, `parts(*args)`, or none when listing names only.
@@ -163,7 +165,7 @@ def _chart_objects(cluster: Cluster, chart: str, w: Written,
     """The chart's templates, each under the condition it is rendered on."""
     full, cid = chart_fullname(cluster.cluster_id, chart), cluster.cluster_id
     coordinator, worker = trunc63(f"{full}-coordinator"), chart_worker_name(cid, chart)
-    has_workers = cluster.workers > 0 or _keda(cluster)
+    has_workers = cluster.workers > 0 or getattr(cluster.autoscaling, "kind", None) == "keda"
     graceful = bool(cluster.grace_period_seconds)
     chart_made = "the chart"
     annotations = measure(_pod_annotation_parts, w)
@@ -227,7 +229,7 @@ def _chart_options(cluster: Cluster, full: str, coordinator: str, worker: str,
     if scaling is not None and scaling.kind == "hpa":
         yield KubeObject("HorizontalPodAutoscaler", worker, "the chart",
                          "clusterConfig.worker.autoscaling")
-    elif _keda(cluster):
+    elif scaling is not None and scaling.kind == "keda":
         yield KubeObject("ScaledObject", worker, "the chart", "clusterConfig.worker.autoscaling")
         yield KubeObject("HorizontalPodAutoscaler", f"keda-hpa-{worker}",
                          "KEDA (the ScaledObject)", "clusterConfig.worker.autoscaling")
@@ -380,10 +382,6 @@ def _entry(field: str, name: str) -> str:
     """A named entry of a list field, as the model names it: connectors["hive"] (connector and
     file names are [-._A-Za-z0-9]: nothing to escape)."""
     return f'{field}["{name}"]'
-
-
-def _keda(cluster: Cluster) -> bool:
-    return cluster.autoscaling is not None and cluster.autoscaling.kind == "keda"
 
 
 def _key(line: str | Secret) -> str:

@@ -36,6 +36,7 @@ NAMESPACE_KINDS = (
     ("keda.sh", "ScaledObject"),
     ("monitoring.coreos.com", "ServiceMonitor"),
     ("networking.k8s.io", "Ingress"),
+    ("networking.k8s.io", "NetworkPolicy"),
     ("policy", "PodDisruptionBudget"),
 )
 

@@ -20,7 +20,7 @@ from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape
 from trinogen.render.headers import header, root_app_header, shared_catalog_line
-from trinogen.render.kinds import kind_values, role_files
+from trinogen.render.kinds import kind_manifests, kind_values, role_files
 from trinogen.render.limits import check_objects, object_problems
 from trinogen.render.names import chart_worker_name
 from trinogen.render.objects import Written
@@ -177,6 +177,9 @@ class Renderer:
         for role, budget in disruption_budgets(cluster, self.settings.chart.name).items():
             files[f"{base}/{MANIFESTS_DIR}/pdb-{role}.yaml"] = _bytes(self.template(
                 "poddisruptionbudget.yaml.j2").render(header=Safe(head), cluster=cluster, **budget))
+        for name, policy in kind_manifests(cluster).items():
+            files[f"{base}/{MANIFESTS_DIR}/{name}.yaml"] = _bytes(self.template(
+                "networkpolicy.yaml.j2").render(header=Safe(head), policy=policy))
         return files
 
     def _catalog_copies(self, cluster: Cluster, bodies: Mapping[str, str]

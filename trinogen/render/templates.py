@@ -26,6 +26,7 @@ TEMPLATE_NAMES = (
     "root-application.yaml.j2",
     "configmap.yaml.j2",
     "poddisruptionbudget.yaml.j2",
+    "networkpolicy.yaml.j2",
     "appproject.yaml.j2",
     # each option kind's part of values.yaml.j2: read up front like the others, so the render
     # cache's fingerprint changes with them (an override in templates_dir included)

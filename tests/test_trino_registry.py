@@ -151,10 +151,38 @@ def _python(code: str) -> str:
 
 
 def test_importing_trinogen_does_not_read_the_registry() -> None:
-    """Neither importing trinogen nor the registry module reads the data file."""
+    """Neither importing trinogen nor the registry module reads the index or a version file."""
     out = _python("import sys, trinogen, trinogen.cli, trinogen.trino.registry as r; "
-                  "print(r._data.cache_info().misses)")
-    assert out == "0"
+                  "print(r._index.cache_info().misses, r.registry_for.cache_info().misses)")
+    assert out == "0 0"
+
+
+def test_one_version_reads_its_own_file_only() -> None:
+    """Asking for one version opens the index and that version's file, no other version's."""
+    out = _python("import trinogen.trino.registry as r\n"
+                  "seen = []\n"
+                  "real = r.Path.read_bytes\n"
+                  "r.Path.read_bytes = lambda self: seen.append(self.name) or real(self)\n"
+                  "r.registry_for('476').connector('hive')\n"
+                  "print(' '.join(seen))")
+    assert out == "index.json 476.json.gz"
+
+
+def test_the_index_names_every_version_file_with_its_hash() -> None:
+    """index.json lists exactly the version files shipped, each with the sha256 of its bytes
+    (the render cache's fingerprint hashes the index alone)."""
+    import hashlib
+    import json
+
+    from trinogen.trino.registry import DATA_DIR, INDEX_FILE
+
+    index = json.loads(INDEX_FILE.read_text())["versions"]
+    files = {f.name for f in DATA_DIR.glob("*.json.gz")}
+    assert {entry["file"] for entry in index.values()} == files
+    for version, entry in index.items():
+        assert entry["file"] == f"{version}.json.gz"
+        assert entry["sha256"] == hashlib.sha256((DATA_DIR / entry["file"]).read_bytes()
+                                                 ).hexdigest()
 
 
 def test_uncovered_versions_have_no_registry() -> None:

@@ -148,9 +148,7 @@ def _mvn_jars(unit: str, artifacts: list[str], version: str, offline: bool,
             if done.returncode == 0:
                 break
             more = [c for c in unresolved(done.stdout) if c not in excluded]
-            if any(g == GROUP and a in artifacts for g, a in more):
-                raise maven.NotServed(f"{unit} {version}: maven could not resolve {artifacts}")
-            if not more:
+            if not more or any(g == GROUP and a in artifacts for g, a in more):
                 # Maven cannot read the dependency tree at all (trino-root-473.pom, the parent
                 # of every 473 POM, is not served): the artifacts' own jars, scanned alone.
                 yield from _own_jars(unit, artifacts, version, offline, missing)

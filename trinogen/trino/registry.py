@@ -156,6 +156,11 @@ class Registry:
         return None if index is None else self._set(index, only="node.")
 
     @property
+    def origin(self) -> tuple[str, ...]:
+        """The artifacts the data was read from (``trino-server-476.tar.gz``, ...)."""
+        return tuple(self._entry.get("origin", ()))
+
+    @property
     def connector_names(self) -> tuple[str, ...]:
         return tuple(self._entry["connectors"])
 

@@ -357,3 +357,49 @@ def test_crosscheck_reads_bootstrap_tables_per_catalog() -> None:
     ])
     assert parse_log(log) == {"server": {"query.max-memory", "coordinator"},
                               "pg": {"connection-url"}}
+
+
+# --- the generator's Maven route: what a failed resolution names --------------------------------
+
+# Maven 3.8's messages, as this machine's Maven printed them for trino-main 480 and 473.
+UNRESOLVED = [
+    ("offline, jars not served",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: The following artifacts could not be resolved: "
+     "io.trino:trino-cache:jar:480, io.trino:trino-parser:jar:480: Cannot access central "
+     "(https://repo.maven.apache.org/maven2) in offline mode and the artifact "
+     "io.trino:trino-cache:jar:480 has not been downloaded from it before. -> [Help 1]",
+     [("io.trino", "trino-cache"), ("io.trino", "trino-parser")]),
+    ("online, the failure cached by Maven",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: The following artifacts could not be resolved: "
+     "io.trino:trino-cache:jar:480, io.airlift:node:jar:306: io.trino:trino-cache:jar:480 was "
+     "not found in https://repo.maven.apache.org/maven2 during a previous attempt.",
+     [("io.trino", "trino-cache"), ("io.airlift", "node")]),
+    ("a POM whose parent is not served",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: Failed to collect dependencies at "
+     "io.trino:trino-main:jar:473: Failed to read artifact descriptor for "
+     "io.trino:trino-main:jar:473: io.trino:trino-root:pom:473 was not found",
+     [("io.trino", "trino-main")]),
+    ("success", "[INFO] BUILD SUCCESS", []),
+]
+
+
+@pytest.mark.parametrize(("output", "expected"), [r[1:] for r in UNRESOLVED],
+                         ids=[r[0] for r in UNRESOLVED])
+def test_maven_failures_name_the_artifacts_to_leave_out(output: str,
+                                                        expected: list[tuple[str, str]]) -> None:
+    """Each artifact Maven says it could not resolve (or could not read the POM of) is named
+    once, group and artifact, in Maven's order."""
+    assert sources.unresolved(output) == expected
+
+
+@pytest.mark.parametrize("version", covered_versions())
+def test_a_partial_unit_names_the_jars_it_was_scanned_without(version: str) -> None:
+    """A unit that is not whole is listed as unavailable, alone or with the jars it lacks."""
+    registry = registry_for(version)
+    assert registry is not None
+    for entry in registry.unavailable:
+        unit, _, rest = entry.partition(" ")
+        assert unit and (rest == "" or (rest.startswith("(without ") and rest.endswith(")")))

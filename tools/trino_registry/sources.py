@@ -167,14 +167,16 @@ def _mvn_jars(unit: str, artifacts: list[str], version: str, offline: bool,
         shutil.rmtree(work, ignore_errors=True)
 
 
+_ALONE = "every dependency (Maven cannot read their POMs)"
+
+
 def _own_jars(unit: str, artifacts: list[str], version: str, offline: bool,
               missing: dict[str, list[str]]) -> Iterator[tuple[str, str, bytes | None]]:
     """The served jars of `artifacts` without any dependency; the unit is partial."""
     served = [a for a in artifacts if _served(a, version, "jar", offline)]
     if not served:
         raise maven.NotServed(f"{unit} {version}: maven could not resolve {artifacts}")
-    missing[unit] = [*(a for a in artifacts if a not in served),
-                     "every dependency (Maven cannot read their POMs)"]
+    missing[unit] = [*(a for a in artifacts if a not in served), _ALONE]
     for artifact in served:
         path = maven.fetch(maven.artifact_path(GROUP, artifact, version, "jar"), offline=offline)
         yield unit, f"{unit}!{path.name}", path.read_bytes()
@@ -243,6 +245,8 @@ def load(version: str, plugin_dirs: list[str], *, offline: bool = False,
                 print(f"  unavailable: {e}")
                 source.unavailable.append(unit)
             else:
+                if _ALONE in source.missing.get(unit, ()):
+                    label = label.replace("with dependencies", "alone")
                 source.origin.append(label)
     source.jars = jars
     return source

@@ -54,11 +54,21 @@ def _trino_main(version: str) -> Path:
     return maven.fetch(maven.artifact_path("io.trino", "trino-main", version, "jar"))
 
 
+@cache
+def _javap(version: str) -> dict[str, str]:
+    """javap -v of every class of ROWS in one JVM start: class name -> its listing."""
+    javap = shutil.which("javap") or str(ts.JAVA_HOME / "bin" / "javap")
+    classes = sorted({row[1] for row in ROWS})
+    out = subprocess.run([javap, "-v", "-cp", str(_trino_main(version)), *classes],
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    # each listing starts with "Classfile jar:file:...!/io/trino/execution/X.class"
+    parts = re.split(r"^Classfile .*!/(\S+)\.class$", out, flags=re.MULTILINE)
+    return {name.replace("/", "."): text for name, text in zip(parts[1::2], parts[2::2])}
+
+
 def javap_state(version: str, config_class: str, prop: str) -> str:
     """'config', 'defunct' or 'absent': what javap shows of `prop` in the class's annotations."""
-    javap = shutil.which("javap") or str(ts.JAVA_HOME / "bin" / "javap")
-    out = subprocess.run([javap, "-v", "-cp", str(_trino_main(version)), config_class],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    out = _javap(version)[config_class]
     if re.search(r'io\.airlift\.configuration\.Config\(\s*value="' + re.escape(prop) + '"', out):
         return "config"
     for listing in re.findall(r"io\.airlift\.configuration\.DefunctConfig\(\s*value=\[([^\]]*)\]",

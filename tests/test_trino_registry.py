@@ -403,3 +403,16 @@ def test_a_partial_unit_names_the_jars_it_was_scanned_without(version: str) -> N
     for entry in registry.unavailable:
         unit, _, rest = entry.partition(" ")
         assert unit and (rest == "" or (rest.startswith("(without ") and rest.endswith(")")))
+
+
+def test_a_version_file_that_does_not_match_the_index_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version file whose bytes are not the ones the index hashes is not loaded: the render
+    cache's fingerprint (the index's hash) would not have seen the change."""
+    import trinogen.trino.registry as r
+
+    (tmp_path / "476.json.gz").write_bytes((r.DATA_DIR / "476.json.gz").read_bytes() + b"\0")
+    monkeypatch.setattr(r, "DATA_DIR", tmp_path)
+    with pytest.raises(RuntimeError, match="does not match"):
+        r._load(r._index()["versions"]["476"])

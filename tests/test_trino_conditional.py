@@ -12,19 +12,20 @@ metastore types, kafka table description suppliers).
 
 from __future__ import annotations
 
+import io
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from tests import trino_server as ts
-from tools.trino_registry import classfile, conditional
+from tools.trino_registry import classfile, conditional, maven
 from tools.trino_registry.conditional import SWITCHES, Switch
 from trinogen.trino import checks
 from trinogen.trino.checks import Finding
-from trinogen.trino.registry import Registry, registry_for
+from trinogen.trino.registry import Registry, covered_versions, registry_for
 
 _R = registry_for("476")
 assert _R is not None
@@ -56,22 +57,21 @@ PROPERTY_OF = {
 
 
 class _Classes(Mapping[str, classfile.ClassFile]):
-    """The io/trino classes of one plugin directory, each parsed when first asked for."""
+    """The io/trino classes of some jars (given as bytes), each parsed when first asked for."""
 
-    def __init__(self, plugin: str) -> None:
-        self.where: dict[str, tuple[Path, str]] = {}
+    def __init__(self, jars: Iterable[bytes]) -> None:
+        self.where: dict[str, tuple[zipfile.ZipFile, str]] = {}
         self.parsed: dict[str, classfile.ClassFile] = {}
-        for jar in sorted(Path(ts.distribution(), "plugin", plugin).glob("*.jar")):
-            with zipfile.ZipFile(jar) as archive:
-                for entry in archive.namelist():
-                    if entry.startswith("io/trino/") and entry.endswith(".class"):
-                        self.where.setdefault(entry[:-6], (jar, entry))
+        for data in jars:
+            archive = zipfile.ZipFile(io.BytesIO(data))
+            for entry in archive.namelist():
+                if entry.startswith("io/trino/") and entry.endswith(".class"):
+                    self.where.setdefault(entry[:-6], (archive, entry))
 
     def __getitem__(self, name: str) -> classfile.ClassFile:
         if name not in self.parsed:
-            jar, entry = self.where[name]
-            with zipfile.ZipFile(jar) as archive:
-                self.parsed[name] = classfile.parse(archive.read(entry))
+            archive, entry = self.where[name]
+            self.parsed[name] = classfile.parse(archive.read(entry))
         return self.parsed[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -81,10 +81,37 @@ class _Classes(Mapping[str, classfile.ClassFile]):
         return len(self.where)
 
 
+# Where a version without a served server tarball has its choosers' classes: the plugin's ZIP
+# where the registry was built from it, else the plugin's jar and the io.trino jars it takes
+# the switch classes from (each fetched into the Maven cache when served).
+_BESIDE = ("trino-hive", "trino-metastore", "trino-filesystem-manager")
+
+
+def _artifact_jars(plugin: str, version: str) -> Iterator[bytes]:
+    registry = registry_for(version)
+    assert registry is not None
+    if f"trino-{plugin}-{version}.zip" in registry.origin:
+        path = maven.fetch(maven.artifact_path("io.trino", f"trino-{plugin}", version, "zip"))
+        with zipfile.ZipFile(path) as archive:
+            yield from (archive.read(n) for n in archive.namelist() if n.endswith(".jar"))
+        return
+    for artifact in dict.fromkeys((f"trino-{plugin}", *_BESIDE)):
+        try:
+            yield maven.fetch(maven.artifact_path("io.trino", artifact, version, "jar")).read_bytes()
+        except maven.NotServed:
+            continue
+
+
 @cache
-def _plugin_classes(plugin: str) -> Mapping[str, classfile.ClassFile]:
-    """The classes of one plugin directory of the real 476 distribution."""
-    return _Classes(plugin)
+def _plugin_classes(plugin: str, version: str = "476") -> Mapping[str, classfile.ClassFile]:
+    """The classes of one plugin directory of a version: the real distribution's where its
+    tarball is served (470, 476), else what the registry of that version was built from."""
+    registry = registry_for(version)
+    assert registry is not None
+    if f"trino-server-{version}.tar.gz" in registry.origin:
+        return _Classes(jar.read_bytes() for jar in
+                        sorted(Path(ts.distribution(version), "plugin", plugin).glob("*.jar")))
+    return _Classes(_artifact_jars(plugin, version))
 
 
 def _events(cls: classfile.ClassFile) -> list[list[tuple[str, str]]]:
@@ -137,12 +164,34 @@ def _check_module(classes: Mapping[str, classfile.ClassFile], switch: Switch, va
     raise AssertionError(f"{switch.chooser} never builds {module}")
 
 
-@pytest.mark.parametrize("switch", SWITCHES,
-                         ids=[f"{s.chooser.rsplit('/', 1)[1]}.{s.setter}" for s in SWITCHES])
-def test_each_switch_row_is_what_the_476_bytecode_does(switch: Switch) -> None:
+def _switches_in_data(version: str) -> list[Switch]:
+    """The rows behind the conditional bindings a version's data holds: each switch whose
+    property some connector's set of that version records and whose plugin was scanned."""
+    registry = registry_for(version)
+    assert registry is not None
+    recorded: set[str] = set()
+    for name in registry.connector_names:
+        props = registry.connector(name)
+        recorded |= set(props.conditional) if props is not None else set()
+    # whole units not had ("hive"); "hive (without trino-orc)" was scanned, partly
+    unscanned = {u for u in registry.unavailable if " " not in u}
+    return [s for s in SWITCHES
+            if PROPERTY_OF[s.chooser.rsplit("/", 1)[1], s.setter] in recorded
+            and PLUGIN_OF[s.chooser] not in unscanned]
+
+
+# 476: every row (the table was written from it); other versions: the rows their data uses.
+ROW_CASES = [("476", s) for s in SWITCHES] + [
+    (v, s) for v in covered_versions() if v != "476" for s in _switches_in_data(v)]
+
+
+@pytest.mark.parametrize(("version", "switch"), ROW_CASES,
+                         ids=[f"{v}-{s.chooser.rsplit('/', 1)[1]}.{s.setter}" for v, s in ROW_CASES])
+def test_each_switch_row_is_what_the_bytecode_does(version: str, switch: Switch) -> None:
     """The row's property is its setter's @Config, its default is set in the config's
-    constructor, and each value is the constant that selects the row's module."""
-    classes = _plugin_classes(PLUGIN_OF[switch.chooser])
+    constructor, and each value is the constant that selects the row's module, in the jars of
+    every version whose registry data records that switch's conditional bindings."""
+    classes = _plugin_classes(PLUGIN_OF[switch.chooser], version)
     chooser = switch.chooser.rsplit("/", 1)[1]
     assert conditional.switch_property(classes, switch) == PROPERTY_OF[chooser, switch.setter]
     init = [classfile.events(classes[switch.config], m)

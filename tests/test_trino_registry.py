@@ -151,10 +151,38 @@ def _python(code: str) -> str:
 
 
 def test_importing_trinogen_does_not_read_the_registry() -> None:
-    """Neither importing trinogen nor the registry module reads the data file."""
+    """Neither importing trinogen nor the registry module reads the index or a version file."""
     out = _python("import sys, trinogen, trinogen.cli, trinogen.trino.registry as r; "
-                  "print(r._data.cache_info().misses)")
-    assert out == "0"
+                  "print(r._index.cache_info().misses, r.registry_for.cache_info().misses)")
+    assert out == "0 0"
+
+
+def test_one_version_reads_its_own_file_only() -> None:
+    """Asking for one version opens the index and that version's file, no other version's."""
+    out = _python("import trinogen.trino.registry as r\n"
+                  "seen = []\n"
+                  "real = r.Path.read_bytes\n"
+                  "r.Path.read_bytes = lambda self: seen.append(self.name) or real(self)\n"
+                  "r.registry_for('476').connector('hive')\n"
+                  "print(' '.join(seen))")
+    assert out == "index.json 476.json.gz"
+
+
+def test_the_index_names_every_version_file_with_its_hash() -> None:
+    """index.json lists exactly the version files shipped, each with the sha256 of its bytes
+    (the render cache's fingerprint hashes the index alone)."""
+    import hashlib
+    import json
+
+    from trinogen.trino.registry import DATA_DIR, INDEX_FILE
+
+    index = json.loads(INDEX_FILE.read_text())["versions"]
+    files = {f.name for f in DATA_DIR.glob("*.json.gz")}
+    assert {entry["file"] for entry in index.values()} == files
+    for version, entry in index.items():
+        assert entry["file"] == f"{version}.json.gz"
+        assert entry["sha256"] == hashlib.sha256((DATA_DIR / entry["file"]).read_bytes()
+                                                 ).hexdigest()
 
 
 def test_uncovered_versions_have_no_registry() -> None:
@@ -329,3 +357,62 @@ def test_crosscheck_reads_bootstrap_tables_per_catalog() -> None:
     ])
     assert parse_log(log) == {"server": {"query.max-memory", "coordinator"},
                               "pg": {"connection-url"}}
+
+
+# --- the generator's Maven route: what a failed resolution names --------------------------------
+
+# Maven 3.8's messages, as this machine's Maven printed them for trino-main 480 and 473.
+UNRESOLVED = [
+    ("offline, jars not served",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: The following artifacts could not be resolved: "
+     "io.trino:trino-cache:jar:480, io.trino:trino-parser:jar:480: Cannot access central "
+     "(https://repo.maven.apache.org/maven2) in offline mode and the artifact "
+     "io.trino:trino-cache:jar:480 has not been downloaded from it before. -> [Help 1]",
+     [("io.trino", "trino-cache"), ("io.trino", "trino-parser")]),
+    ("online, the failure cached by Maven",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: The following artifacts could not be resolved: "
+     "io.trino:trino-cache:jar:480, io.airlift:node:jar:306: io.trino:trino-cache:jar:480 was "
+     "not found in https://repo.maven.apache.org/maven2 during a previous attempt.",
+     [("io.trino", "trino-cache"), ("io.airlift", "node")]),
+    ("a POM whose parent is not served",
+     "[ERROR] Failed to execute goal on project resolve: Could not resolve dependencies for "
+     "project trinogen.registry:resolve:pom:1: Failed to collect dependencies at "
+     "io.trino:trino-main:jar:473: Failed to read artifact descriptor for "
+     "io.trino:trino-main:jar:473: io.trino:trino-root:pom:473 was not found",
+     [("io.trino", "trino-main")]),
+    ("success", "[INFO] BUILD SUCCESS", []),
+]
+
+
+@pytest.mark.parametrize(("output", "expected"), [r[1:] for r in UNRESOLVED],
+                         ids=[r[0] for r in UNRESOLVED])
+def test_maven_failures_name_the_artifacts_to_leave_out(output: str,
+                                                        expected: list[tuple[str, str]]) -> None:
+    """Each artifact Maven says it could not resolve (or could not read the POM of) is named
+    once, group and artifact, in Maven's order."""
+    assert sources.unresolved(output) == expected
+
+
+@pytest.mark.parametrize("version", covered_versions())
+def test_a_partial_unit_names_the_jars_it_was_scanned_without(version: str) -> None:
+    """A unit that is not whole is listed as unavailable, alone or with the jars it lacks."""
+    registry = registry_for(version)
+    assert registry is not None
+    for entry in registry.unavailable:
+        unit, _, rest = entry.partition(" ")
+        assert unit and (rest == "" or (rest.startswith("(without ") and rest.endswith(")")))
+
+
+def test_a_version_file_that_does_not_match_the_index_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version file whose bytes are not the ones the index hashes is not loaded: the render
+    cache's fingerprint (the index's hash) would not have seen the change."""
+    import trinogen.trino.registry as r
+
+    (tmp_path / "476.json.gz").write_bytes((r.DATA_DIR / "476.json.gz").read_bytes() + b"\0")
+    monkeypatch.setattr(r, "DATA_DIR", tmp_path)
+    with pytest.raises(RuntimeError, match="does not match"):
+        r._load(r._index()["versions"]["476"])

@@ -307,7 +307,7 @@ def test_a_noop_sync_never_asks_the_registry(
     world.sync()
     asked: list[str] = []
     monkeypatch.setattr("trinogen.model.trino.registry_for", asked.append)
-    registry._data.cache_clear()
+    registry.registry_for.cache_clear()
     report = world.sync()
     assert report.stats["cacheHits"] == 3 and asked == []
-    assert registry._data.cache_info().currsize == 0  # the JSON was never decompressed
+    assert registry.registry_for.cache_info().currsize == 0  # no version file was read

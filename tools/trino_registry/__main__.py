@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", required=True,
                         help="comma-separated versions or ranges, e.g. 470-483 or 470,476")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"directory for registry.json.gz (default {DEFAULT_OUT})")
+                        help=f"directory holding registry/ (default {DEFAULT_OUT})")
     parser.add_argument("--offline", action="store_true", help="read the cache only")
     parser.add_argument("--plugins", default="hive,iceberg,delta-lake,postgresql,mysql,kafka,"
                         "opensearch,memory,blackhole,tpch,tpcds",
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="ignore trino-server-<v>.tar.gz (to compare the artifact-by-artifact "
                         "route with it)")
     parser.add_argument("--keep", action="store_true",
-                        help="keep the versions of the existing registry.json.gz that this run "
+                        help="keep the version files already in registry/ that this run "
                         "does not regenerate (when only some versions can be had)")
     args = parser.parse_args(argv)
     results = []
@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no version could be had; nothing written", file=sys.stderr)
         return 1
     target = build.write(results, args.out, keep=args.keep)
-    print(f"wrote {target} ({target.stat().st_size} bytes); cache: {maven.cache_dir()}")
+    size = sum(f.stat().st_size for f in target.glob("*.json.gz"))
+    print(f"wrote {target}/ ({size} bytes of version files); cache: {maven.cache_dir()}")
     return 0
 
 

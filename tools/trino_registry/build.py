@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,8 @@ from tools.trino_registry import roles
 from tools.trino_registry.scan import JarScan, UnitFacts, scan_jar, unit_facts
 from tools.trino_registry.sources import VersionSource
 
-FORMAT = 1
+# 2: one file per version and an index (1: one file holding every version)
+FORMAT = 2
 
 # Read by the server for every catalog before the connector sees the rest (CatalogManager /
 # the catalog store), so never bound through @Config in a plugin.
@@ -123,31 +125,30 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
             if name == unit.replace("-", "_"):
                 own.add(name)
     levels = facts["server"].log_levels if "server" in facts else []
-    return VersionData(source.version, not source.unavailable, server, coordinator_only,
-                       connectors, without, list(source.unavailable), source.origin, levels)
+    # A unit scanned without some of its jars (not served) is partial: named, with what it lacks.
+    unavailable = list(source.unavailable) + [
+        f"{unit} (without {', '.join(lost)})" for unit, lost in sorted(source.missing.items())
+        if unit not in source.unavailable]
+    return VersionData(source.version, not unavailable, server, coordinator_only,
+                       connectors, without, unavailable, source.origin, levels)
 
 
-def _kept(previous: Path, fresh: set[str]) -> dict[str, dict[str, Any]]:
-    """The versions of an existing registry file that this run does not regenerate, with their
-    sets inlined (write() stores them again, deduplicated with the new ones)."""
-    doc = json.loads(gzip.decompress(previous.read_bytes()))
-    sets = doc["sets"]
-    kept = {}
-    for version, entry in doc["versions"].items():
-        if version in fresh:
-            continue
-        entry = dict(entry)
-        entry["server"] = None if entry["server"] is None else sets[entry["server"]]
-        entry["connectors"] = {n: sets[i] for n, i in entry["connectors"].items()}
-        kept[version] = entry
-    return kept
+def entry(v: VersionData) -> dict[str, Any]:
+    """One version's data with its property sets inline (write() stores each distinct one once)."""
+    return {
+        "complete": v.complete,
+        "server": v.server.to_json() if v.server else None,
+        "coordinator_only": v.coordinator_only,
+        "connectors": {name: p.to_json() for name, p in sorted(v.connectors.items())},
+        "plugins_without_connector": v.plugins_without_connector,
+        "unavailable": v.unavailable,
+        "origin": v.origin,
+        "log_levels": v.log_levels,
+    }
 
 
-def write(versions: list[VersionData], out_dir: Path, keep: bool = False) -> Path:
-    """One gzipped JSON: each distinct property set stored once, versions point at them.
-
-    `keep`: versions of the existing file that are not in `versions` stay as they were (a run
-    that can fetch only some versions refreshes those alone)."""
+def version_file(version: str, inline: dict[str, Any]) -> bytes:
+    """The gzipped JSON of one version: each distinct property set once, the entry points at it."""
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
 
@@ -158,28 +159,40 @@ def write(versions: list[VersionData], out_dir: Path, keep: bool = False) -> Pat
             sets.append(body)
         return index[key]
 
-    target = out_dir / "registry.json.gz"
-    entries = _kept(target, {v.version for v in versions}) if keep and target.is_file() else {}
-    for v in versions:
-        entries[v.version] = {
-            "complete": v.complete,
-            "server": v.server.to_json() if v.server else None,
-            "coordinator_only": v.coordinator_only,
-            "connectors": {name: p.to_json() for name, p in sorted(v.connectors.items())},
-            "plugins_without_connector": v.plugins_without_connector,
-            "unavailable": v.unavailable,
-            "origin": v.origin,
-            "log_levels": v.log_levels,
-        }
-    doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
-    for version in sorted(entries, key=int):
-        entry = dict(entries[version])
-        entry["server"] = None if entry["server"] is None else ref(entry["server"])
-        entry["connectors"] = {n: ref(body) for n, body in sorted(entry["connectors"].items())}
-        doc["versions"][version] = entry
+    doc = dict(inline)
+    doc["format"], doc["version"] = FORMAT, version
+    doc["server"] = None if inline["server"] is None else ref(inline["server"])
+    doc["connectors"] = {n: ref(body) for n, body in sorted(inline["connectors"].items())}
     doc["sets"] = sets
-    out_dir.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     # mtime=0: the same input gives the same bytes, so a regeneration diff shows real changes.
-    target.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+    return gzip.compress(raw, compresslevel=9, mtime=0)
+
+
+def write(versions: list[VersionData], out_dir: Path, keep: bool = False) -> Path:
+    """One file per version, `<out_dir>/registry/<version>.json.gz`, and `index.json` naming
+    each with its sha256 (trinogen reads the index alone until a version is asked for, and
+    its hash is the render cache's fingerprint of the whole registry).
+
+    `keep`: version files already there that `versions` does not regenerate stay as they are
+    (a run that can fetch only some versions refreshes those alone); without it they go."""
+    target = out_dir / "registry"
+    target.mkdir(parents=True, exist_ok=True)
+    fresh = {v.version for v in versions}
+    for old in target.glob("*.json.gz"):
+        if not keep and old.name.removesuffix(".json.gz") not in fresh:
+            old.unlink()
+    for v in versions:
+        (target / f"{v.version}.json.gz").write_bytes(version_file(v.version, entry(v)))
+    write_index(target)
     return target
+
+
+def write_index(target: Path) -> Path:
+    """index.json for the version files in `target`, oldest version first."""
+    files = sorted(target.glob("*.json.gz"), key=lambda f: int(f.name.removesuffix(".json.gz")))
+    versions = {f.name.removesuffix(".json.gz"): {
+        "file": f.name, "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files}
+    index = target / "index.json"
+    index.write_text(json.dumps({"format": FORMAT, "versions": versions}, indent=1) + "\n")
+    return index

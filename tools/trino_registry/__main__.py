@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.trino_registry import build, maven, sources
+from tools.trino_registry import build, maven, session, sources
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "trinogen/trino/data"
 
@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", required=True,
                         help="comma-separated versions or ranges, e.g. 470-483 or 470,476")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"directory for registry.json.gz (default {DEFAULT_OUT})")
+                        help=f"directory for registry.json.gz and session.json.gz (default "
+                        f"{DEFAULT_OUT})")
     parser.add_argument("--offline", action="store_true", help="read the cache only")
     parser.add_argument("--plugins", default="hive,iceberg,delta-lake,postgresql,mysql,kafka,"
                         "opensearch,memory,blackhole,tpch,tpcds",
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     target = build.write(results, args.out, keep=args.keep)
     print(f"wrote {target} ({target.stat().st_size} bytes); cache: {maven.cache_dir()}")
+    names = session.write({v.version: v.session for v in results}, args.out, keep=args.keep)
+    print(f"wrote {names} ({names.stat().st_size} bytes): the session properties")
     return 0
 
 

@@ -34,7 +34,8 @@ from trinogen.model.session_defaults import (
 )
 from trinogen.trino import session as facts
 
-CATALOGS = {"lake": "hive", "ice": "iceberg", "pg": "postgresql", "tpch": "tpch"}
+CATALOGS = {"lake": "hive", "ice": "iceberg", "pg": "postgresql", "tpch": "tpch",
+            "lake.eu": "hive"}
 PATH = "sessionProperties"
 
 
@@ -123,6 +124,8 @@ def test_an_entry_becomes_trinos_keys_with_catalog_properties_dotted() -> None:
      "sessionProperties[0].catalogSessionProperties.warehouse", "not a catalog of this cluster"),
     ({"catalogSessionProperties": {"tpch": {"anything": "1"}}},
      "sessionProperties[0].catalogSessionProperties.tpch.anything", "not a session property of tpch"),
+    ({"catalogSessionProperties": {"lake.eu": {"parquet_use_column_index": "true"}}},
+     "sessionProperties[0].catalogSessionProperties[\"lake.eu\"]", "splits catalog.property"),
     ({"sessionProperties": {"spooling_inlining_enabled": "true"}},
      "sessionProperties[0].sessionProperties.spooling_inlining_enabled",
      "only when protocol.spooling.enabled=true"),

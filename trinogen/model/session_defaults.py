@@ -212,6 +212,11 @@ def _catalog(catalog: str, value: Any, path: str, scope: Scope,
     props = c.mapping(value, path)
     if props is None:
         return []
+    if "." in catalog:
+        # the manager splits `catalog.property` at the first dot: the wrong catalog would get it
+        c.error(path, f"{show(catalog)}: a catalog whose name holds a dot cannot be given "
+                "session defaults (Trino's manager splits catalog.property at the first dot)")
+        return []
     connector = scope.catalogs.get(catalog)
     if connector is None:
         hint = closest(catalog, scope.catalogs)

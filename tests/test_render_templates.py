@@ -62,6 +62,50 @@ def test_a_user_template_may_include_its_own_files(tmp_path: Path) -> None:
     assert "    team: growth_analytics\n" in files["trino-applications/adhoc-dev.yaml"].decode()
 
 
+def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Path) -> None:
+    """templates_dir/values/ingress.yaml.j2 is what the built-in values.yaml.j2 includes for a
+    cluster with an ingress, and it changes the render fingerprint."""
+    from tests.test_workload import doc, outcome, with_options
+
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "ingress.yaml.j2").write_text(
+        "ingress:\n  enabled: true\n  hosts: [{host: {{ ingress.hosts[0].host | yaml }}}]\n")
+    base = with_options()
+    settings = replace(base, output={"templates_dir": str(tmp_path)})
+    cluster = outcome(doc(ingress="public"), settings)
+    values = Renderer(settings).render_cluster(cluster, {})["trino-clusters/lake/values.yaml"]
+    assert b"ingress:\n  enabled: true\n  hosts: [{host: lake.trino.example.com}]\n" in values
+    assert b"className" not in values
+    assert Renderer(settings).fingerprint != Renderer(base).fingerprint
+
+
+def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
+    """A values.yaml.j2 override that writes serviceAccount and ingress itself, with the variable
+    names of before issue 21 (`service_account`, `ingress`), renders what the built-in does."""
+    from tests.test_workload import doc, outcome, with_options
+
+    builtin = (BUILTIN / "values.yaml.j2").read_text()
+    old = builtin.replace('{% include "values/service_accounts.yaml.j2" %}\n', (
+        "serviceAccount:\n  create: true\n  name: {{ service_account.name | yaml }}\n"
+        "  annotations: {{ service_account.annotations | yaml }}\n")).replace(
+        '{% include "values/ingress.yaml.j2" %}\n', (
+            "ingress:\n  enabled: true\n{% if ingress.className %}\n"
+            "  className: {{ ingress.className | yaml }}\n{% endif %}\n"
+            "  annotations: {{ ingress.annotations | yaml }}\n"
+            "  hosts: {{ ingress.hosts | yaml }}\n"
+            "{% if ingress.tls %}\n  tls: {{ ingress.tls | yaml }}\n{% endif %}\n"))
+    old = old.replace("{% if service_accounts %}", "{% if service_account %}")
+    assert "{% include" not in old and "service_accounts" not in old
+    (tmp_path / "values.yaml.j2").write_text(old)
+    base = with_options()
+    mine = replace(base, output={"templates_dir": str(tmp_path)})
+    path = "trino-clusters/lake/values.yaml"
+    for body in ({"serviceAccount": "aws", "ingress": "public"}, {}):
+        cluster = outcome(doc(**body), base)
+        assert (Renderer(mine).render_cluster(cluster, {})[path]
+                == Renderer(base).render_cluster(cluster, {})[path])
+
+
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:
     """A renderer handed its sources renders them; it does not go back to the settings' dirs."""
     (tmp_path / "catalog.properties.j2").write_text("{% for k, v in properties %}{{ k | prop_key }}\n{% endfor %}")

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import ROOT, demo_env, example_docs
+from trinogen import kinds
 from trinogen.settings import named
 
 VALIDATOR = "trinogen.model.document"
@@ -71,3 +72,15 @@ def test_settings_load_only_the_option_parsers_of_the_kinds_they_name(tmp_path: 
         loaded = _sync_imports(env, tmp_path)
         for kind in named.KINDS:
             assert (named.KINDS[kind] in loaded) == (kind in named_here), (run, kind)
+
+
+def test_a_kind_the_settings_do_not_name_loads_none_of_its_home(tmp_path: Path) -> None:
+    """A kind in its own home (trinogen/kinds/<kind>/) that the demo settings do not name has
+    none of its modules imported: not its options, nor its document reading, nor its values."""
+    named_here = set(yaml.safe_load((ROOT / "config" / "demo.yaml").read_text()))
+    unnamed = set(kinds.HOMED) - named_here
+    assert unnamed  # today: service_accounts and ingress
+    loaded = _sync_imports({**os.environ, **demo_env(tmp_path, _docs())}, tmp_path)
+    assert "trinogen.kinds" in loaded  # the list itself is read
+    for kind in unnamed:
+        assert not {m for m in loaded if m.startswith(f"trinogen.kinds.{kind}")}, kind

@@ -15,8 +15,9 @@ import yaml
 
 from tests.conftest import demo_settings
 from trinogen.errors import ConfigError
+from trinogen.kinds.ingress.document import Ingress
+from trinogen.kinds.service_accounts.document import ServiceAccount
 from trinogen.model import Cluster, Failed, RawDocument, classify
-from trinogen.model.types import Ingress, ServiceAccount
 from trinogen.render import Renderer
 from trinogen.settings import Settings, load_settings, replace
 from trinogen.settings.named import parse_kind

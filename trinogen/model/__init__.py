@@ -71,13 +71,11 @@ from trinogen.model.types import (
     Failed,
     FileConfigMap,
     FileSecret,
-    Ingress,
     Mount,
     Outcome,
     RawDocument,
     Role,
     ServerSecret,
-    ServiceAccount,
 )
 
 if TYPE_CHECKING:
@@ -123,13 +121,11 @@ __all__ = [
     "Failed",
     "FileConfigMap",
     "FileSecret",
-    "Ingress",
     "Mount",
     "Outcome",
     "RawDocument",
     "Role",
     "ServerSecret",
-    "ServiceAccount",
     "claimed_cluster_id",
     "classify",
     "classify_all",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from trinogen.kinds import HOMED
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.settings import Settings
 from trinogen.settings.tenants import Tenant
@@ -30,12 +31,11 @@ from trinogen.settings.tenants import Tenant
 REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
     "opa": (("accessControl", "opa"),),
-    "service_accounts": (("serviceAccount",),),
-    "ingress": (("ingress",),),
     "placement": (("clusterConfig", "coordinator", "placement"),
                   ("clusterConfig", "worker", "placement")),
     "disruption": (("disruption",),),
     "exchange": (("faultTolerance", "exchange"),),
+    **{kind: ((field,),) for kind, field in HOMED.items()},  # `ingress`...: one top-level field
 }
 MAX_LISTED = 10  # names listed in a message before "and N more"
 

@@ -152,27 +152,6 @@ class AccessControl:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class ServiceAccount:
-    """The workload identity a cluster runs as: a settings profile filled for this cluster."""
-
-    name: str  # the ServiceAccount the chart creates; both Deployments use it
-    annotations: tuple[tuple[str, str], ...] = ()  # on the ServiceAccount (IRSA, GKE, Azure)
-    pod_labels: tuple[tuple[str, str], ...] = ()  # on both roles' pods (Azure's webhook)
-
-
-@dataclass(frozen=True)
-class Ingress:
-    """The coordinator's Ingress: a settings option filled for this cluster."""
-
-    host: str
-    class_name: str | None = None
-    tls_secret: str | None = None
-    annotations: tuple[tuple[str, str], ...] = ()
-    path: str = "/"
-    path_type: str = "Prefix"
-
-
 def namespace_of(cluster_id: str) -> str:
     """The namespace a cluster is deployed into (always trino-<clusterId>)."""
     return f"trino-{cluster_id}"
@@ -209,8 +188,9 @@ class Cluster:
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
     access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
-    service_account: ServiceAccount | None = None  # None: the chart's (the namespace's default)
-    ingress: Ingress | None = None
+    # The option kinds in their own home (`trinogen.kinds`): (kind, its value), in
+    # `trinogen.kinds.HOMED` order, only the kinds the document picked.
+    kinds: tuple[tuple[str, Any], ...] = ()
     jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
     service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
     # How the cluster is operated (model/operation.py): placement per role, disruption budgets,
@@ -226,6 +206,24 @@ class Cluster:
     @property
     def namespace(self) -> str:
         return namespace_of(self.cluster_id)
+
+    def kind(self, name: str) -> Any:
+        """The value of one option kind for this cluster (`trinogen.kinds`), None if not picked."""
+        for kind, value in self.kinds:
+            if kind == name:
+                return value
+        return None
+
+    @property
+    def ingress(self) -> Any:
+        """The coordinator's Ingress (`trinogen.kinds.ingress.document.Ingress`), or None."""
+        return self.kind("ingress")
+
+    @property
+    def service_account(self) -> Any:
+        """The identity (`trinogen.kinds.service_accounts.document.ServiceAccount`), or None:
+        the chart's (the namespace's default)."""
+        return self.kind("service_accounts")
 
     # Asked by the renderer, the render cache and the secret reads: computed once per Cluster
     # (a frozen value, so the answer cannot change).

@@ -20,6 +20,7 @@ from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape
 from trinogen.render.headers import header, root_app_header, shared_catalog_line
+from trinogen.render.kinds import kind_values
 from trinogen.render.limits import check_objects, object_problems
 from trinogen.render.names import chart_worker_name
 from trinogen.render.objects import Written
@@ -199,6 +200,7 @@ class Renderer:
         annotations: Mapping[str, str], secret_name: str | None, texts: ServerTexts,
     ) -> bytes:
         s = self.settings
+        kinds = kind_values(cluster, s)
         context = {
             "header": Safe(head),
             "cluster": cluster,
@@ -224,6 +226,9 @@ class Renderer:
             "access_control": cluster.access,
             "access_properties": "\n".join(texts.access) + "\n" if texts.access else None,
             **workload_values(cluster, s),
+            **kinds,
+            # the name a values.yaml.j2 written before issue 21 uses (templates_dir overrides)
+            "service_account": kinds["service_accounts"],
             **values_context(cluster, s.chart.name),
         }
         return _bytes(self.template("values.yaml.j2").render(context))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.kinds import HOMED, fragment
 from trinogen.settings import OutputSettings
 
 TEMPLATE_NAMES = (
@@ -26,6 +27,9 @@ TEMPLATE_NAMES = (
     "configmap.yaml.j2",
     "poddisruptionbudget.yaml.j2",
     "appproject.yaml.j2",
+    # each option kind's part of values.yaml.j2: read up front like the others, so the render
+    # cache's fingerprint changes with them (an override in templates_dir included)
+    *(fragment(kind) for kind in HOMED),
 )
 
 # () -> a jinja2.BytecodeCache; called only when templates are first compiled

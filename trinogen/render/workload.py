@@ -1,5 +1,6 @@
-"""The chart values of a cluster's workload options: pod labels, ServiceAccount, JMX exporter,
-ServiceMonitors, Ingress. Pure: Cluster and settings in, plain values for the template out.
+"""The chart values of a cluster's workload options: pod labels (with the ServiceAccount's), JMX
+exporter, ServiceMonitors (the option kinds' values are render/kinds.py's). Pure: Cluster and
+settings in, plain values for the template out.
 
 Where the chart runs a value through Helm's `tpl` it is escaped here (`configProperties`); the
 other values are names and labels that were checked to hold no `{{` (model/workload.py).
@@ -44,10 +45,8 @@ def workload_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
     """The template's variables for these features (None = the chart's default, not written)."""
     return {
         "pod_labels": pod_labels(cluster),
-        "service_account": _service_account(cluster),
         "jmx": _jmx(cluster, s) if cluster.jmx_exporter else None,
         "service_monitor": _service_monitor(s) if cluster.service_monitor else None,
-        "ingress": _ingress(cluster),
     }
 
 
@@ -58,13 +57,6 @@ def pod_labels(cluster: Cluster) -> Constant:
     if cluster.service_account:
         labels.update(cluster.service_account.pod_labels)
     return Constant(labels)
-
-
-def _service_account(cluster: Cluster) -> dict[str, Any] | None:
-    sa = cluster.service_account
-    if sa is None:
-        return None
-    return {"create": True, "name": sa.name, "annotations": dict(sa.annotations)}
 
 
 def _jmx(cluster: Cluster, s: Settings) -> dict[str, Any]:
@@ -89,15 +81,3 @@ def _service_monitor(s: Settings) -> dict[str, Any]:
     labels: dict[str, str | None] = {k: None for k in CHART_SERVICE_MONITOR_LABELS}
     labels.update(s.monitoring.service_monitor_labels)
     return {"labels": labels, "interval": s.monitoring.scrape_interval}
-
-
-def _ingress(cluster: Cluster) -> dict[str, Any] | None:
-    ing = cluster.ingress
-    if ing is None:
-        return None
-    return {
-        "className": ing.class_name,
-        "annotations": dict(ing.annotations),
-        "hosts": [{"host": ing.host, "paths": [{"path": ing.path, "pathType": ing.path_type}]}],
-        "tls": [{"secretName": ing.tls_secret, "hosts": [ing.host]}] if ing.tls_secret else [],
-    }

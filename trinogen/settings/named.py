@@ -2,8 +2,9 @@
 
 The platform names the options in the settings file, one top-level key per kind
 (`storage: {lake-eu: {...}}`, `placement: {spot: {...}}`...); a document chooses one by name and
-supplies only its own data. Each kind has a parser in `trinogen.settings.options.<kind>` that turns
-one raw entry into a frozen value or raises ConfigError naming `<kind>.<name>.<field>`; `KINDS`
+supplies only its own data. Each kind has a parser, `parse` in `trinogen.kinds.<kind>.options`
+(`trinogen.settings.options.<kind>` for the kinds not yet moved there), that turns one raw entry
+into a frozen value or raises ConfigError naming `<kind>.<name>.<field>`; `trinogen.kinds.KINDS`
 lists them. A kind's module is imported when a settings file first names the kind, so a run whose
 settings offer no options of a kind never loads its parser (start-up time of `sync`, measured in
 docs/benchmarks.md). Pure: no I/O.
@@ -15,18 +16,15 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from trinogen import kinds
 from trinogen.errors import ConfigError
 
 # (where, raw entry) -> a frozen value; `where` is "<file>: <kind>.<name>" for messages.
 Parser = Callable[[str, Mapping[str, Any]], Any]
 
 # The file's top-level key -> the module whose `parse(where, raw)` reads one entry: a kind
-# registers its name here and its parser in `trinogen.settings.options.<kind>`.
-KINDS: dict[str, str] = {
-    kind: f"trinogen.settings.options.{kind}"
-    for kind in ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-                 "placement", "disruption")
-}
+# registers its name in `trinogen.kinds.KINDS` (docs/development.md, "Option kinds").
+KINDS: dict[str, str] = {kind: kinds.module(kind, "options") for kind in kinds.KINDS}
 
 
 def parser(kind: str) -> Parser:

@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from trinogen.errors import ConfigError
+from trinogen.kinds import HOMED
 from trinogen.settings.quantity import quantity_value
 
 ALL = "all"
@@ -37,8 +38,11 @@ _TENANT = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _PROJECT = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Kinds picked once per cluster (or once per role), which a platform can require. A storage
 # option is picked per catalog: "every catalog must pick one" is not a rule a platform writes.
-REQUIRABLE = ("authentication", "opa", "service_accounts", "ingress", "placement", "disruption",
-              "exchange")
+# Every kind in its own home (`trinogen.kinds.HOMED`, one field per cluster) is requirable; the
+# names listed here keep the order the messages have always listed them in.
+REQUIRABLE = tuple(dict.fromkeys((
+    "authentication", "opa", "service_accounts", "ingress", "placement", "disruption", "exchange",
+    *HOMED)))
 _FIELDS = {"options", "require", "quotas", "project"}
 _QUOTAS = {"clusters", "workers", "cpu", "memory"}
 MAX_COUNT = 1_000_000

@@ -1,0 +1,45 @@
+"""Option kinds: the one list of what a platform names and a document picks by name.
+
+A kind's home is the package `trinogen.kinds.<kind>` (docs/development.md, "Option kinds"):
+
+- `options.py`: `parse(where, raw)`, one settings entry -> a frozen value (the settings layer:
+  it imports nothing of `trinogen.model` or `trinogen.render`);
+- `document.py`: `FIELD`, the document field that picks an option, and `fill(...)`, the picked
+  option made this cluster's value, checked (the model layer);
+- `values.py`: `values(...)`, what the cluster's value adds to the chart's values (the render
+  layer), written by its template fragment `templates/values/<kind>.yaml.j2`.
+
+`trinogen.kinds.protocol` types the three modules. Every module is imported by name, when first
+needed: a run whose settings name no option of a kind never imports any of them (the import
+contracts in pyproject.toml keep each module at its layer). Pure: no I/O, no imports here.
+"""
+
+from __future__ import annotations
+
+# Every kind of named option, in the order the settings file is read; the settings file's
+# top-level key is the kind's name.
+KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
+         "placement", "disruption")
+
+# The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
+# are read: kind -> the document field that picks an option. The others keep their parser in
+# `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21: moved one
+# by one, every output byte-identical).
+HOMED: dict[str, str] = {
+    "service_accounts": "serviceAccount",
+    "ingress": "ingress",
+}
+
+
+def module(kind: str, part: str) -> str:
+    """The module holding one part (`options`, `document`, `values`) of a kind."""
+    if kind in HOMED:
+        return f"trinogen.kinds.{kind}.{part}"
+    if part != "options":
+        raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")
+    return f"trinogen.settings.options.{kind}"
+
+
+def fragment(kind: str) -> str:
+    """The template fragment that writes a kind's chart values (`values.yaml.j2` includes it)."""
+    return f"values/{kind}.yaml.j2"

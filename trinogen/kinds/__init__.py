@@ -19,7 +19,7 @@ from __future__ import annotations
 # Every kind of named option, in the order the settings file is read; the settings file's
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
-         "placement", "disruption")
+         "placement", "disruption", "session_defaults")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -28,6 +28,14 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
+    "session_defaults": "sessionDefaults",
+}
+
+# Homed kinds whose document may also write a value of its own, in this top-level field, beside
+# (or instead of) picking an option: the kind's `fill` runs when the document picks an option or
+# writes this field (`option` None then). Session defaults: the document's own entries.
+OWN: dict[str, str] = {
+    "session_defaults": "sessionProperties",
 }
 
 

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, module
+from trinogen.kinds import HOMED, OWN, module
 from trinogen.model.checker import Checker
 from trinogen.settings import Settings
 
@@ -24,11 +24,12 @@ Parts = tuple[tuple[str, "Part"], ...]  # (kind, its value for this cluster)
 
 
 def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
-    """The options the document picks, kind by kind; unknown names are reported on `c`."""
+    """The options the document picks, kind by kind; unknown names are reported on `c`. A kind
+    of `OWN` whose field the document writes is there too, with the option it picked or None."""
     out = []
     for kind, field in HOMED.items():
         option = c.pick(d.get(field), field, s.options(kind), kind)
-        if option is not None:
+        if option is not None or (kind in OWN and d.get(OWN[kind]) is not None):
             out.append((kind, option))
     return tuple(out)
 

@@ -2,19 +2,19 @@
 properties trinogen's data holds.
 
 One coordinator boots from the chart's ConfigMaps (tests/test_trino_real.py's way, its REWRITES
-unchanged) for a document with lake, JDBC and built-in catalogs. Until session defaults are a
-document field, the test stands in for that wiring: it checks the entries with
-trinogen.model.session_defaults and hands `chart_values()` to the real chart as its
-`sessionProperties` value; the chart writes session-property-config.properties and the JSON.
-Then SHOW SESSION, as users the entries match and one they do not, says what Trino applied, and
-its names and types are compared with trinogen/trino/data/session.json.gz.
+unchanged) for a document with lake, JDBC and built-in catalogs, its own session defaults
+(`sessionProperties`) and a platform option's (`sessionDefaults`), through trinogen's render and
+the real chart. Two of the document's entries are what trinogen refuses (an unknown name, a
+word for a boolean): the boot renders them with `validation.trino_properties: warn` to show what
+Trino does with them. Then SHOW SESSION, as users the entries match and one they do not, says
+what Trino applied, and its names and types are compared with trinogen/trino/data/session.json.gz.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,8 +30,9 @@ from tests.test_trino_real import (
     heap_factor,
     render_pods,
 )
-from trinogen.model.checker import Checker
-from trinogen.model.session_defaults import Entry, chart_values, check_entries, combined, scope_for
+from trinogen.model import Failed, RawDocument, classify
+from trinogen.settings import Settings
+from trinogen.settings.named import parse_kind
 from trinogen.trino.session import session_properties_for
 
 pytestmark = REAL_TRINO
@@ -46,12 +47,6 @@ _CATALOG_PROPS: dict[str, dict[str, str]] = {
     "postgresql": {"connection-url": "jdbc:postgresql://127.0.0.1:9/dw",
                    "connection-user": "trino"},
 }
-DOC = {
-    "_id": "trino-real-session", "clusterId": "session", "owner": "qa_team", "enabled": True,
-    "connectors": [{"name": name, "properties": {"connector.name": connector,
-                                                 **_CATALOG_PROPS.get(connector, {})}}
-                   for name, connector in CATALOGS.items()],
-}
 # The document's entries: for alice, a system and a catalog session property, and a limit the
 # platform's entry below sets too; for the ETL tool's queries, another catalog property.
 DOCUMENT_ENTRIES = [
@@ -62,31 +57,33 @@ DOCUMENT_ENTRIES = [
     {"source": "etl-.*", "clientTags": ["nightly"],
      "catalogSessionProperties": {"ice": {"compression_codec": "zstd"}}},
 ]
-# The platform's entry, for every user whose name starts with "a": written after the document's.
-PLATFORM_ENTRIES = [{"user": "a.*", "sessionProperties": {"query_max_execution_time": "3m"}}]
-# What trinogen refuses, written past its checks to see what Trino does with it: for carol, a
+# What trinogen refuses (rendered here with validation.trino_properties: warn): for carol, a
 # name Trino does not have; for dave, a boolean property given a word.
-UNCHECKED = (Entry((("user", "carol"),), (("no_such_property", "1"),)),
-             Entry((("user", "dave"),), (("spill_enabled", "yes"),)))
+REFUSED = [
+    {"user": "carol", "sessionProperties": {"no_such_property": "1"}},
+    {"user": "dave", "sessionProperties": {"spill_enabled": "yes"}},
+]
+# The platform's option, for every user whose name starts with "a": written after the document's.
+PLATFORM = {"entries": [{"user": "a.*", "sessionProperties": {"query_max_execution_time": "3m"}}]}
+DOC = {
+    "_id": "trino-real-session", "clusterId": "session", "owner": "qa_team", "enabled": True,
+    "connectors": [{"name": name, "properties": {"connector.name": connector,
+                                                 **_CATALOG_PROPS.get(connector, {})}}
+                   for name, connector in CATALOGS.items()],
+    "sessionProperties": [*DOCUMENT_ENTRIES, *REFUSED],
+    "sessionDefaults": "platform",
+}
 # SHOW SESSION's type for each kind of value trinogen knows (the rest are varchar)
 SQL_TYPES = {"boolean": "boolean", "integer": "integer", "bigint": "bigint", "double": "double"}
 
 
-def _entries(raw: list[dict[str, Any]], c: Checker) -> tuple[Entry, ...]:
-    scope = scope_for("476", "error", CATALOGS, c)
-    entries = check_entries(copy.deepcopy(raw), "sessionProperties", scope, c)
-    assert entries is not None and not c.problems, c.problems
-    return entries
-
-
-class WithSessionProperties:
-    """The real chart, given the `sessionProperties` value trinogen's render will give it."""
-
-    def __init__(self, chart: Any, value: Mapping[str, Any]) -> None:
-        self.chart, self.value = chart, value
-
-    def render(self, values: Mapping[str, Any], **kwargs: Any) -> Any:
-        return self.chart.render({**values, "sessionProperties": dict(self.value)}, **kwargs)
+def _settings(mode: str) -> Settings:
+    """The demo settings with the platform's option, validation.trino_properties = mode."""
+    base = demo_settings()
+    named = {**base.named, "session_defaults": parse_kind("session_defaults",
+                                                          {"platform": PLATFORM}, "test")}
+    validation = dataclasses.replace(base.validation, trino_properties=mode)
+    return dataclasses.replace(base, named=named, validation=validation)
 
 
 def _rows(port: int, user: str, sql: str, *, source: str | None = None,
@@ -111,11 +108,7 @@ def _session(port: int, user: str, **kwargs: Any) -> dict[str, tuple[str, str, s
 
 @pytest.fixture(scope="module")
 def coordinator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict[str, str]]]:
-    c = Checker("session", "error")
-    entries = (*combined(_entries(PLATFORM_ENTRIES, c), _entries(DOCUMENT_ENTRIES, c)),
-               *UNCHECKED)
-    chart = WithSessionProperties(helm_python.Chart.load(CHART_DIR), chart_values(entries))
-    pods = render_pods(DOC, demo_settings(), chart)
+    pods = render_pods(DOC, _settings("warn"), helm_python.Chart.load(CHART_DIR))
     dist = ts.distribution()
     root = tmp_path_factory.mktemp("trino-session")
     port = ts.free_port()
@@ -129,6 +122,16 @@ def coordinator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int,
     finally:
         node.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_trinogen_refuses_the_two_entries_trino_would_mishandle() -> None:
+    """With validation.trino_properties: error (the default) the document is refused at
+    carol's unknown name and dave's word for a boolean, and nowhere else."""
+    outcome = classify(RawDocument('"trino-real-session"', DOC), _settings("error"))
+    assert isinstance(outcome, Failed)
+    assert [p.field for p in outcome.problems] == [
+        "sessionProperties[2].sessionProperties.no_such_property",
+        "sessionProperties[3].sessionProperties.spill_enabled"]
 
 
 def test_the_chart_mounts_the_manager_and_the_entries(
@@ -173,7 +176,8 @@ def test_source_and_client_tags_both_must_match(coordinator: tuple[int, dict[str
 
 def test_an_unknown_name_fails_every_query_it_matches(
         coordinator: tuple[int, dict[str, str]]) -> None:
-    """carol's entry names a session property Trino does not have: her queries fail."""
+    """carol's entry names a session property Trino does not have: every query of hers fails
+    (which is why trinogen refuses it), while others' run."""
     import trino
 
     port, _ = coordinator

@@ -121,3 +121,13 @@ def test_catalog_properties_are_checked_against_the_catalogs_connector() -> None
     assert isinstance(failed, Failed)
     assert [p.field for p in failed.problems] == [
         "sessionProperties[0].catalogSessionProperties.lake.iceberg_only"]
+
+
+def test_new_session_data_renders_every_cluster_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other session property data gives the renderer another fingerprint, so no cached
+    document skips the new checks."""
+    from trinogen.render import Renderer
+
+    before = Renderer(_settings()).fingerprint
+    monkeypatch.setattr("trinogen.render.renderer.session_data_digest", lambda: b"other data")
+    assert Renderer(_settings()).fingerprint != before

@@ -10,6 +10,7 @@ and Trino 476's session properties; the real boot is tests/test_trino_real_sessi
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -131,3 +132,25 @@ def test_new_session_data_renders_every_cluster_again(monkeypatch: pytest.Monkey
     before = Renderer(_settings()).fingerprint
     monkeypatch.setattr("trinogen.render.renderer.session_data_digest", lambda: b"other data")
     assert Renderer(_settings()).fingerprint != before
+
+
+def test_the_coordinator_configmap_counts_the_entries() -> None:
+    """The size check counts the JSON the chart puts in the coordinator's ConfigMap, line by
+    line, at the field it comes from; the worker's ConfigMap has none of it."""
+    from trinogen.render import Renderer
+    from trinogen.render.objects import cluster_objects, size_bound
+
+    settings = _settings()
+    plain = outcome(doc(), settings)
+    cluster = outcome(doc(sessionProperties=[{"source": "s" * 900, "sessionProperties": {
+        "spill_enabled": "true"}}]), settings)
+    assert isinstance(cluster, Cluster) and isinstance(plain, Cluster)
+    r = Renderer(settings)
+    written = r.written(cluster, {}, False)
+    sizes = {o.name: sum(p.size for p in o.data if p.field == "sessionProperties")
+             for o in cluster_objects(cluster, "trino", written) if o.kind == "ConfigMap"}
+    expected = sum(len(line) + 1 for line in json.dumps(
+        [{"source": "s" * 900, "sessionProperties": {"spill_enabled": "true"}}],
+        indent=2).splitlines())
+    assert {n: v for n, v in sizes.items() if v} == {"lake-trino-coordinator": expected}
+    assert size_bound(cluster, written) > size_bound(plain, r.written(plain, {}, False)) + 900

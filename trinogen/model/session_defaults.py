@@ -343,8 +343,9 @@ def combined(platform: Sequence[Entry], document: Sequence[Entry]) -> tuple[Entr
 
 
 def config_json(entries: Sequence[Entry]) -> str:
-    """session-property-config.json: Trino's list of entries."""
-    return json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False) + "\n"
+    """session-property-config.json: Trino's list of entries, ASCII (other characters as JSON
+    escapes, which Trino's Jackson reads back)."""
+    return json.dumps([e.to_json() for e in entries], indent=2) + "\n"
 
 
 def chart_values(entries: Sequence[Entry]) -> dict[str, Any]:

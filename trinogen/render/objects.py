@@ -136,7 +136,7 @@ def _cluster_texts(cluster: Cluster) -> list[str]:
         out.extend(_annotation_texts(cluster.service_account.annotations))
     if cluster.ingress is not None:
         out.extend(_annotation_texts(cluster.ingress.annotations))
-    return out
+    return out + _session_lines(cluster)
 
 
 def _annotation_texts(annotations: Iterable[tuple[str, str]]) -> list[str]:
@@ -314,7 +314,7 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
         ("properties", t.config), ("properties", t.node), ("logLevels", t.log),
         (f"clusterConfig.{role}.properties", own)]
     if role == "coordinator":
-        groups.append(("accessControl", t.access))
+        groups += [("accessControl", t.access), ("sessionProperties", _session_lines(cluster))]
     # Escaped lines are ASCII (java.util.Properties escapes the rest): a character is a byte.
     parts = [Part(where, line.partition("=")[0], len(line) + 1)
              for where, lines in groups for line in lines]
@@ -394,3 +394,7 @@ def _line_size(line: str | Secret) -> int:
 
 def _utf8(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _session_lines(cluster: Cluster) -> list[str]:  # the session_defaults kind's JSON (ASCII)
+    return [] if (part := cluster.kind("session_defaults")) is None else part.json_lines()

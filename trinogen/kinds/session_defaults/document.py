@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, show
-from trinogen.model.session_defaults import Entry, check_entries, combined, scope_for
+from trinogen.model.session_defaults import (
+    Entry,
+    check_entries,
+    combined,
+    config_json,
+    scope_for,
+)
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: the option module loads with the settings that name it
@@ -34,6 +40,11 @@ class SessionDefaults:
     config: Lines = ()  # the chart writes the manager's files from its sessionProperties value
     coordinator: Lines = ()
     files: Lines = ()
+
+    def json_lines(self) -> list[str]:
+        """The lines of session-property-config.json (ASCII), as the chart writes it into the
+        coordinator's ConfigMap: render/objects.py measures them."""
+        return config_json(self.entries).splitlines() if self.entries else []
 
 
 def fill(option: SessionDefaultsOption | None, cluster_id: str, owner: str,

@@ -61,6 +61,8 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "accessControl": ({"accessControl": {"rules": {"catalogs": [{"allow": "all"}]}}},
                       ("accessControl", "rules")),
     "authentication": ({"authentication": "corp-password"}, ("auth", "passwordAuthSecret")),
+    "sessionProperties": ({"sessionProperties": [{"sessionProperties": {"spill_enabled": "true"}}]},
+                          ("sessionProperties", "sessionPropertiesConfig")),
 }
 
 

@@ -89,7 +89,8 @@ COMPANIONS: dict[str, Companion] = {
         "InternalResourceGroupManager reads etc/resource-groups.properties when it exists",
         REGISTRY),
     "session-property-manager.config-files": Companion(
-        None, "etc/session-property-config.properties (Trino 476 binds no such key)", None,
+        None, "etc/session-property-config.properties (Trino 476 binds no such key)",
+        "sessionProperties",
         "Trino refuses to start: Configuration property was not used",
         "SessionPropertyDefaults reads etc/session-property-config.properties when it exists",
         REGISTRY),

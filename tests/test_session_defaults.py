@@ -174,6 +174,15 @@ def test_warn_mode_reports_unknown_names_as_warnings_and_keeps_them() -> None:
     assert entries is not None and entries[0].properties == (("no_such_property", "1"),)
 
 
+def test_warn_mode_keeps_an_unknown_query_type() -> None:
+    """An unknown query type only warned about stays in the entry (Trino then matches no
+    query with it) rather than being dropped, which would widen the entry to every query."""
+    entries, c = _check([{"queryType": "SELEKT", "sessionProperties": {"spill_enabled": "true"}}],
+                        mode="warn")
+    assert c.problems == [] and entries is not None
+    assert entries[0].match == (("queryType", "SELEKT"),)
+
+
 @pytest.mark.parametrize(("mode", "version"), [("off", "476"), ("error", "999")])
 def test_names_are_not_checked_without_data(mode: str, version: str) -> None:
     """With validation off, or a version the data does not cover (one warning then), any

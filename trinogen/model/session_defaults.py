@@ -176,7 +176,8 @@ def _query_type(value: Any, path: str, scope: Scope, c: Checker) -> str | None:
         hint = closest(text.upper(), choices)
         _report(c, scope, path, f"{show(text)} is not a Trino query type"
                 f"{f' (did you mean {hint}?)' if hint else ''}; known: {', '.join(choices)}")
-        return None
+        # kept when only warned: dropped, the entry would match every query type
+        return text.upper() if scope.as_warnings else None
     return text.upper()
 
 

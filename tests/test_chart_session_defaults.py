@@ -40,3 +40,21 @@ def test_the_chart_mounts_the_entries_on_the_coordinator() -> None:
     props = data["session-property-config.properties"].splitlines()
     assert "session-property-config.configuration-manager=file" in props
     assert yaml.safe_load(values_text)["sessionProperties"]["type"] == "configmap"
+
+
+def test_template_text_in_a_value_arrives_as_written() -> None:
+    """A document's value that looks like a Helm template reaches the ConfigMap verbatim: the
+    chart writes the JSON without `tpl`, so no document text is ever run as a template."""
+    settings = _settings()
+    sneaky = "{{ .Release.Name }}-{{ fail \"boom\" }}"
+    cluster = outcome(doc(sessionProperties=[{"sessionProperties": {
+        "spatial_partitioning_table_name": sneaky}}]), settings)  # a varchar property
+    assert isinstance(cluster, Cluster), cluster
+    files = Renderer(settings).render_cluster(cluster, {})
+    values_text = files[f"{settings.output.clusters_dir}/lake/values.yaml"].decode()
+    _, objects = render_through_chart(helm_python.Chart.load(CHART_DIR), values_text, "lake",
+                                      "trino-lake")
+    (data,) = [o["data"] for o in objects if o["kind"] == "ConfigMap"
+               and "session-property-config.json" in (o.get("data") or {})]
+    written = json.loads(data["session-property-config.json"])[0]["sessionProperties"]
+    assert written == {"spatial_partitioning_table_name": sneaky}

@@ -273,3 +273,10 @@ def test_scope_without_data_checks_nothing() -> None:
     c = Checker("doc", "error")
     entries = check_entries([{"sessionProperties": {"x": "1"}}], PATH, Scope(None, {}), c)
     assert entries is not None and c.problems == []
+
+
+def test_a_huge_entry_is_refused_before_its_names_are_read() -> None:
+    """An entry with a million names gives one error, about its size, and no error per name."""
+    entries, c = _check([{"sessionProperties": {f"n{i}": "x" for i in range(1_000_000)}}])
+    assert entries is None and [p.field for p in c.problems] == [f"{PATH}[0]"]
+    assert "at most 100" in c.problems[0].message

@@ -190,21 +190,20 @@ def _report(c: Checker, scope: Scope, path: str, message: str) -> None:
 
 def _properties(entry: Mapping[str, Any], path: str, scope: Scope,
                 c: Checker) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    where = field_path(path, "sessionProperties")
-    system = c.mapping(entry.get("sessionProperties"), where, required=False) or {}
-    out.extend(_named(system, where, scope.system(), "", "a system session property", scope, c))
-    where = field_path(path, "catalogSessionProperties")
-    catalogs = c.mapping(entry.get("catalogSessionProperties"), where, required=False) or {}
-    for catalog, props in sorted(catalogs.items()):
-        out.extend(_catalog(catalog, props, field_path(where, catalog), scope, c))
+    system_at = field_path(path, "sessionProperties")
+    system = c.mapping(entry.get("sessionProperties"), system_at, required=False) or {}
+    catalogs_at = field_path(path, "catalogSessionProperties")
+    catalogs = c.mapping(entry.get("catalogSessionProperties"), catalogs_at, required=False) or {}
+    # counted before any is read: a hostile entry of a million names costs one error
     given = len(system) + sum(len(v) if isinstance(v, Mapping) else 1 for v in catalogs.values())
-    if not given:
+    if not given or given > MAX_PROPERTIES:
         c.error(path, "sets no session property: give sessionProperties or "
-                "catalogSessionProperties")
-    if given > MAX_PROPERTIES:
-        c.error(path, f"sets {given} session properties; at most {MAX_PROPERTIES} are "
-                "allowed per entry")
+                "catalogSessionProperties" if not given else f"sets {given} session "
+                f"properties; at most {MAX_PROPERTIES} are allowed per entry")
+        return []
+    out = _named(system, system_at, scope.system(), "", "a system session property", scope, c)
+    for catalog, props in sorted(catalogs.items()):
+        out.extend(_catalog(catalog, props, field_path(catalogs_at, catalog), scope, c))
     return out
 
 

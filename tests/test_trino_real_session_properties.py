@@ -3,8 +3,8 @@ properties trinogen's data holds.
 
 One coordinator boots from the chart's ConfigMaps (tests/test_trino_real.py's way, its REWRITES
 unchanged) for a document with lake, JDBC and built-in catalogs, its own session defaults
-(`sessionProperties`) and a platform option's (`sessionDefaults`), through trinogen's render and
-the real chart. Two of the document's entries are what trinogen refuses (an unknown name, a
+(`sessionProperties`), a platform option's (`sessionDefaults`) and access rules that deny one
+user one session property, through trinogen's render and the real chart. Two of the document's entries are what trinogen refuses (an unknown name, a
 word for a boolean): the boot renders them with `validation.trino_properties: warn` to show what
 Trino does with them. Then SHOW SESSION, as users the entries match and one they do not, says
 what Trino applied, and its names and types are compared with trinogen/trino/data/session.json.gz.
@@ -57,6 +57,12 @@ DOCUMENT_ENTRIES = [
     {"source": "etl-.*", "clientTags": ["nightly"],
      "catalogSessionProperties": {"ice": {"compression_codec": "zstd"}}},
 ]
+# For erin, a default the cluster's own access rules deny her (below).
+DENIED = [{"user": "erin", "sessionProperties": {"spill_enabled": "true"}}]
+RULES = {"catalogs": [{"allow": "all"}],
+         "system_session_properties": [{"user": "erin", "property": "spill_enabled",
+                                        "allow": False}, {"allow": True}],
+         "catalog_session_properties": [{"allow": True}]}
 # What trinogen refuses (rendered here with validation.trino_properties: warn): for carol, a
 # name Trino does not have; for dave, a boolean property given a word.
 REFUSED = [
@@ -70,8 +76,9 @@ DOC = {
     "connectors": [{"name": name, "properties": {"connector.name": connector,
                                                  **_CATALOG_PROPS.get(connector, {})}}
                    for name, connector in CATALOGS.items()],
-    "sessionProperties": [*DOCUMENT_ENTRIES, *REFUSED],
+    "sessionProperties": [*DOCUMENT_ENTRIES, *DENIED, *REFUSED],
     "sessionDefaults": "platform",
+    "accessControl": {"rules": RULES},
 }
 # SHOW SESSION's type for each kind of value trinogen knows (the rest are varchar)
 SQL_TYPES = {"boolean": "boolean", "integer": "integer", "bigint": "bigint", "double": "double"}
@@ -130,8 +137,8 @@ def test_trinogen_refuses_the_two_entries_trino_would_mishandle() -> None:
     outcome = classify(RawDocument('"trino-real-session"', DOC), _settings("error"))
     assert isinstance(outcome, Failed)
     assert [p.field for p in outcome.problems] == [
-        "sessionProperties[2].sessionProperties.no_such_property",
-        "sessionProperties[3].sessionProperties.spill_enabled"]
+        "sessionProperties[3].sessionProperties.no_such_property",
+        "sessionProperties[4].sessionProperties.spill_enabled"]
 
 
 def test_the_chart_mounts_the_manager_and_the_entries(
@@ -185,6 +192,19 @@ def test_an_unknown_name_fails_every_query_it_matches(
         _rows(port, "carol", "SELECT 1")
     assert "no_such_property" in str(raised.value.message)
     assert _rows(port, "bob", "SELECT 1") == [[1]]
+
+
+def test_access_rules_judge_a_default_as_a_set_session(
+        coordinator: tuple[int, dict[str, str]]) -> None:
+    """erin's default sets a property the cluster's access rules deny her: her queries fail
+    with access denied, as her own SET SESSION would (defaults do not slip past the rules)."""
+    import trino
+
+    port, _ = coordinator
+    with pytest.raises(trino.exceptions.TrinoUserError) as raised:
+        _rows(port, "erin", "SELECT 1")
+    assert "spill_enabled" in str(raised.value.message)
+    assert "Access Denied" in str(raised.value.message)
 
 
 def test_a_word_for_a_boolean_passes_without_a_word(

@@ -73,6 +73,8 @@ OFFERS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
         "selectors": [{"group": "all"}]}}, ("resourceGroups", "resourceGroupsConfig")),
     "spooling": ({"spooling": {"storage": "s3-keys"}},
                  ("worker", "additionalConfigFiles", "spooling-manager.properties")),
+    "sessionProperties": ({"sessionProperties": [{"sessionProperties": {"spill_enabled": "true"}}]},
+                          ("sessionProperties", "sessionPropertiesConfig")),
 }
 
 

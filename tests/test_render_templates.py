@@ -118,6 +118,9 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
     # written before resource groups existed: no include of theirs
     old = old.replace('{% if resource_groups %}\n{% include "values/resource_groups.yaml.j2" %}'
                       '\n{% endif %}\n', "")
+    # nor of session property defaults
+    old = old.replace('{% if session_defaults %}\n{% include "values/session_defaults.yaml.j2" %}'
+                      '\n{% endif %}\n', "")
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()

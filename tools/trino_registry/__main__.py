@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.trino_registry import build, maven, sources
+from tools.trino_registry import build, maven, session, sources
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "trinogen/trino/data"
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", required=True,
                         help="comma-separated versions or ranges, e.g. 470-483 or 470,476")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"directory holding registry/ (default {DEFAULT_OUT})")
+                        help=f"directory holding registry/ and session.json.gz (default {DEFAULT_OUT})")
     parser.add_argument("--offline", action="store_true", help="read the cache only")
     parser.add_argument("--plugins", default="hive,iceberg,delta-lake,postgresql,mysql,kafka,"
                         "opensearch,memory,blackhole,tpch,tpcds",
@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     target = build.write(results, args.out, keep=args.keep)
     size = sum(f.stat().st_size for f in target.glob("*.json.gz"))
     print(f"wrote {target}/ ({size} bytes of version files); cache: {maven.cache_dir()}")
+    names = session.write({v.version: v.session for v in results}, args.out, keep=args.keep)
+    print(f"wrote {names} ({names.stat().st_size} bytes): the session properties")
     return 0
 
 

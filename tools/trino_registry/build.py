@@ -85,6 +85,9 @@ class VersionData:
     unavailable: list[str]
     origin: list[str]
     log_levels: list[str]
+    # {"system": {property: spec} or None, "connectors": {name: {...}}, "bound_when":
+    # {switch: {...}}, "query_types": [...]} for session.json.gz (tools/trino_registry/session.py)
+    session: dict[str, Any] = field(default_factory=dict)
 
 
 def scan_version(source: VersionSource, log: Any = print) -> VersionData:
@@ -107,6 +110,7 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     if "server" in facts and server is not None:
         coordinator_only = roles.coordinator_only(facts["server"], server)
     connectors: dict[str, PropertySet] = {}
+    session_connectors: dict[str, dict[str, Any]] = {}
     own: set[str] = set()
     without: list[str] = []
     for unit, one in sorted(facts.items()):
@@ -122,15 +126,21 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
             # hive plugin's, whose modules (and switches: conditional.py) are the hive connector's.
             if name not in own:
                 connectors[name] = props
+                session_connectors[name] = dict(one.session_properties)
             if name == unit.replace("-", "_"):
                 own.add(name)
     levels = facts["server"].log_levels if "server" in facts else []
+    server_facts = facts.get("server")
+    session = {"system": None if server_facts is None else dict(server_facts.session_properties),
+               "connectors": session_connectors,
+               "bound_when": {} if server_facts is None else server_facts.session_bound_when,
+               "query_types": [] if server_facts is None else server_facts.query_types}
     # A unit scanned without some of its jars (not served) is partial: named, with what it lacks.
     unavailable = list(source.unavailable) + [
         f"{unit} (without {', '.join(lost)})" for unit, lost in sorted(source.missing.items())
         if unit not in source.unavailable]
     return VersionData(source.version, not unavailable, server, coordinator_only,
-                       connectors, without, unavailable, source.origin, levels)
+                       connectors, without, unavailable, source.origin, levels, session)
 
 
 def entry(v: VersionData) -> dict[str, Any]:

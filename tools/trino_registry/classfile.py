@@ -347,3 +347,29 @@ def events(cls: ClassFile, method: Method) -> list[tuple[str, str]]:
             out.append(("switch", ""))
         pc = _next_pc(code, pc)
     return out
+
+
+def constants_and_invokes(cls: ClassFile, method: Method) -> list[tuple[str, str, str, str]]:
+    """The string and class constants a method loads (ldc) and the methods it invokes, in
+    order: ("string", text, "", ""), ("class", name, "", ""), ("invoke", owner, name,
+    descriptor). Session properties (session.py) read a factory call's arguments from it."""
+    out: list[tuple[str, str, str, str]] = []
+    code = method.code
+    pc = 0
+    while pc < len(code):
+        op = code[pc]
+        wide = (code[pc + 1] << 8) | code[pc + 2] if pc + 2 < len(code) else 0
+        if op in (0x12, 0x13):
+            index = code[pc + 1] if op == 0x12 else wide
+            entry = cls.pool[index]
+            if isinstance(entry, tuple) and entry[0] in ("string", "class"):
+                out.append((str(entry[0]), str(entry[1]), "", ""))
+        elif 0xB6 <= op <= 0xB9:
+            ref = cls.pool[wide]
+            if isinstance(ref, tuple) and ref[0] == "ref":
+                owner, nat = cls.pool[ref[1]], cls.pool[ref[2]]
+                if isinstance(owner, tuple) and isinstance(nat, tuple):
+                    out.append(("invoke", str(owner[1]), str(cls.pool[nat[1]]),
+                                str(cls.pool[nat[2]])))
+        pc = _next_pc(code, pc)
+    return out

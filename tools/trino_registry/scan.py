@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.trino_registry import classfile, conditional
+from tools.trino_registry import classfile, conditional, session
 
 CONFIG = "io/airlift/configuration/Config"
 LEGACY = "io/airlift/configuration/LegacyConfig"
@@ -36,6 +36,8 @@ HTTP_CLIENT_CONFIG = "io/airlift/http/client/HttpClientConfig"
 CONNECTOR_FACTORY = "io/trino/spi/connector/ConnectorFactory"
 PLUGIN = "io/trino/spi/Plugin"
 LOG_LEVEL = b"io/airlift/log/Level"
+ENUM = b"java/lang/Enum"
+SERVICES = "META-INF/services/io.trino.spi.Plugin"
 
 # Binder methods that build their prefix from their argument at run time (string concatenation
 # leaves no constant to read): (owner, method) -> (config class, prefix template). Reviewed by
@@ -79,6 +81,13 @@ class UnitFacts:
     # switch property -> its default and the properties bound only under some of its values
     # (conditional.py)
     conditional: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # session property -> its value's type (session.py): system ones for the server, the
+    # connector's catalog session properties for a plugin
+    session_properties: dict[str, session.Spec] = field(default_factory=dict)
+    # system session properties bound only under a switch (session.BOUND_WHEN), by switch
+    session_bound_when: dict[str, dict[str, session.Spec]] = field(default_factory=dict)
+    # the constants of io.trino.spi.resourcegroups.QueryType: a session defaults entry's queryType
+    query_types: list[str] = field(default_factory=list)
 
 
 def _strings(value: object) -> list[str]:
@@ -116,6 +125,9 @@ class JarScan:
     server_classes: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
     classes: dict[str, classfile.ClassFile] = field(default_factory=dict)
     log_levels: list[str] = field(default_factory=list)
+    enums: dict[str, list[str]] = field(default_factory=dict)  # enum class -> its constants
+    # the Plugin classes its META-INF/services/io.trino.spi.Plugin names (Trino's ServiceLoader)
+    plugins: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -146,11 +158,17 @@ def _targets(call: classfile.Call, scan: _Scan) -> set[str | None] | None:
 
 
 def _scan_class(data: bytes, jar: JarScan) -> None:
-    if not any(marker in data for marker in _MARKERS) and LOG_LEVEL not in data:
+    marked = any(marker in data for marker in _MARKERS)
+    if not marked and LOG_LEVEL not in data and ENUM not in data:
         return
     cls = classfile.parse(data)
+    if cls.super_name == ENUM.decode():
+        # the values an enum session property takes (session.py)
+        jar.enums[cls.name] = [n for n, d in cls.fields if d == f"L{cls.name};"]
     if cls.name == LOG_LEVEL.decode():
         jar.log_levels = [n for n, d in cls.fields if d == f"L{cls.name};"]
+    if not marked and LOG_LEVEL not in data:
+        return
     config = _config_facts(cls)
     if config is not None:
         jar.configs[cls.name] = config
@@ -164,6 +182,10 @@ def scan_jar(data: bytes) -> JarScan:
     jar = JarScan()
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         for info in archive.infolist():
+            if info.filename == SERVICES:
+                jar.plugins = [line.strip().replace(".", "/") for line in
+                               archive.read(info).decode().splitlines()
+                               if line.strip() and not line.startswith("#")]
             if info.filename.endswith(".class") and not info.filename.startswith("META-INF/"):
                 try:
                     _scan_class(archive.read(info), jar)
@@ -273,7 +295,11 @@ def _resolve_bindings(scan: _Scan) -> None:
 def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
     """Merge the jars of one unit and resolve its bindings and connector names."""
     scan = _Scan(UnitFacts())
+    enums: dict[str, list[str]] = {}
+    plugins: list[str] = []
     for jar in jars:
+        enums.update(jar.enums)
+        plugins.extend(jar.plugins)
         for name, config in jar.configs.items():
             previous = scan.facts.configs.setdefault(name, ConfigClass())
             previous.names |= config.names
@@ -284,6 +310,11 @@ def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
         scan.classes.update(jar.classes)
     _resolve_bindings(scan)
     scan.facts.connector_names = _connector_names(scan)
+    scan.facts.session_properties = session.properties(
+        scan.classes, enums, plugins, system=not scan.facts.connector_names)
+    scan.facts.query_types = sorted(enums.get(session.QUERY_TYPE, []))
+    if not scan.facts.connector_names:
+        scan.facts.session_bound_when = session.bound_when(scan.classes, enums)
     if scan.facts.connector_names:
         names = {c: f.names | set(f.legacy) for c, f in scan.facts.configs.items()}
         prefixed = {c for c, prefix in scan.facts.bindings if prefix}

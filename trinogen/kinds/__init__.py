@@ -20,7 +20,7 @@ from __future__ import annotations
 # top-level key is the kind's name.
 KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "ingress",
          "placement", "disruption", "event_listeners", "resource_groups", "images", "runtime",
-         "network_policies", "services")
+         "network_policies", "services", "session_defaults")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option. The others keep their parser in
@@ -36,6 +36,14 @@ HOMED: dict[str, str] = {
     "runtime": "runtime",
     "network_policies": "networkPolicy",
     "services": "service",
+    "session_defaults": "sessionDefaults",
+}
+
+# Homed kinds whose document may also write a value of its own, in this top-level field, beside
+# (or instead of) picking an option: the kind's `fill` runs when the document picks an option or
+# writes this field (`option` None then). Session defaults: the document's own entries.
+OWN: dict[str, str] = {
+    "session_defaults": "sessionProperties",
 }
 # Kinds whose `document` module picks for itself, `pick(value, d, s, c)`: several options at
 # once, or options the platform requires for some clusters whatever their document says

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, OWN_VALUE, SELF_PICKED, module
+from trinogen.kinds import HOMED, OWN, OWN_VALUE, SELF_PICKED, module
 from trinogen.model.checker import MAPS, Checker
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
@@ -36,23 +36,30 @@ class Own:
 
 
 def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
-    """The options the document picks, kind by kind; unknown names are reported on `c`."""
+    """The options the document picks, kind by kind; unknown names are reported on `c`. A kind
+    of `OWN` whose own field the document writes is there too, with the option it picked or
+    None; a kind of `OWN_VALUE` whose field holds an object, with that object as `Own`."""
     out: list[tuple[str, Any]] = []
     for kind, field in HOMED.items():
         value = d.get(field)
         if kind in OWN_VALUE and isinstance(value, MAPS):
             out.append((kind, Own(value)))
             continue
-        if kind in SELF_PICKED:
-            if value is None and not s.options(kind):
-                continue  # nothing offered, nothing written: the module is not loaded
-            picker = cast("SelfPickingModule", _document(kind))
-            option = picker.pick(value, d, s, c)
-        else:
-            option = c.pick(value, field, s.options(kind), kind)
-        if option is not None:
+        option = _option(kind, field, value, d, s, c)
+        if option is not None or (kind in OWN and d.get(OWN[kind]) is not None):
             out.append((kind, option))
     return tuple(out)
+
+
+def _option(kind: str, field: str, value: Any, d: Mapping[str, Any], s: Settings,
+            c: Checker) -> Any:
+    """The option one kind's field picks: None when it picks none (or a problem is on `c`)."""
+    if kind not in SELF_PICKED:
+        return c.pick(value, field, s.options(kind), kind)
+    if value is None and not s.options(kind):
+        return None  # nothing offered, nothing written: the module is not loaded
+    picker = cast("SelfPickingModule", _document(kind))
+    return picker.pick(value, d, s, c)
 
 
 def _document(kind: str) -> DocumentModule:

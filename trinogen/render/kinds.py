@@ -77,3 +77,15 @@ def kind_objects(cluster: Cluster, full: str) -> list[tuple[str, str, str, str]]
     out += [("NetworkPolicy", str(policy["metadata"]["name"]), "trinogen (networkPolicy)",
              "networkPolicy") for policy in kind_manifests(cluster).values()]
     return out
+
+
+def kind_texts(cluster: Cluster) -> list[str]:
+    """The texts the kinds put into the coordinator's ConfigMap through the chart (its
+    resource-groups JSON, its session property defaults), for `objects.size_bound`."""
+    groups = cluster.kind("resource_groups")
+    return ([groups.text] if groups is not None else []) + session_lines(cluster)
+
+
+def session_lines(cluster: Cluster) -> list[str]:
+    """The session_defaults kind's JSON, as lines (ASCII), or none."""
+    return [] if (part := cluster.kind("session_defaults")) is None else part.json_lines()

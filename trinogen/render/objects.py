@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.model import Cluster, FileConfigMap, FileSecret
-from trinogen.render.kinds import kind_objects
+from trinogen.render.kinds import kind_objects, kind_texts, session_lines
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -113,8 +113,7 @@ def size_bound(cluster: Cluster, w: Written) -> int:
     groups = (t.config, t.node, t.log, t.coordinator, t.worker, t.access, w.catalogs.values(),
               [x.reveal() if isinstance(x, Secret) else x for x in t.exchange],
               [w.exporter_config, *_annotation_texts(w.pod_annotations.items())],
-              _cluster_texts(cluster), _secret_texts(cluster, w),
-              [rg.text] if (rg := cluster.kind("resource_groups")) is not None else [])
+              _cluster_texts(cluster), _secret_texts(cluster, w), kind_texts(cluster))
     chars = count = 0
     for texts in groups:
         chars += sum(map(len, texts))
@@ -320,7 +319,7 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
         ("properties", t.config), ("properties", t.node), ("logLevels", t.log),
         (f"clusterConfig.{role}.properties", own), ("spooling", t.spooling)]
     if role == "coordinator":
-        groups.append(("accessControl", t.access))
+        groups += [("accessControl", t.access), ("sessionProperties", session_lines(cluster))]
     # Escaped lines are ASCII (java.util.Properties escapes the rest): a character is a byte.
     parts = [Part(where, line.partition("=")[0], len(line) + 1)
              for where, lines in groups for line in lines]

@@ -39,6 +39,7 @@ from trinogen.render.workload import exporter_config, workload_values
 from trinogen.secrets import Resolved, SecretUse, checksum
 from trinogen.settings import Settings
 from trinogen.trino.registry import registry_digest
+from trinogen.trino.session import data_digest as session_data_digest
 
 VALUES = "values.yaml"
 SECRETS_DIR = "secrets"  # ExternalSecrets (sync wave -1)
@@ -96,7 +97,7 @@ class Renderer:
             relevant["profile_requirements"] = self.settings.profile_requirements
         h.update(json.dumps(relevant, sort_keys=True, default=str).encode())
         h.update(f"{__version__}/{OUTPUT_REVISION}".encode())
-        h.update(registry_digest())  # a registry change re-validates every document
+        h.update(registry_digest() + session_data_digest())  # new Trino data: re-validate all
         return h.hexdigest()
 
     def template(self, name: str) -> Any:

@@ -99,7 +99,8 @@ COMPANIONS: dict[str, Companion] = {
         "FileResourceGroupConfig (plugin/resource-group-managers), bound from "
         "etc/resource-groups.properties only"),
     "session-property-manager.config-files": Companion(
-        None, "etc/session-property-config.properties (Trino 476 binds no such key)", None,
+        None, "etc/session-property-config.properties (Trino 476 binds no such key)",
+        "sessionProperties",
         "Trino refuses to start: Configuration property was not used",
         "SessionPropertyDefaults reads etc/session-property-config.properties when it exists",
         REGISTRY),

@@ -85,6 +85,23 @@ def test_own_entries_without_an_option() -> None:
     assert _entries(cluster) == [{"sessionProperties": {"spill_enabled": "false"}}]
 
 
+def test_spooling_session_properties_need_the_documents_spooling() -> None:
+    """`spooling_*` session properties exist only with the spooling protocol on: refused without
+    the document's `spooling`, accepted with it (its protocol.spooling.enabled=true)."""
+    from tests.test_spooling import spool_doc, spool_settings
+
+    settings = dataclasses.replace(spool_settings(), named={
+        **spool_settings().named, "session_defaults": _settings().named["session_defaults"]})
+    entries = [{"sessionProperties": {"spooling_inlining_max_rows": "100"}}]
+    without = outcome(spool_doc(sessionProperties=entries), settings)
+    assert isinstance(without, Failed), without
+    assert any("protocol.spooling.enabled" in p.message for p in without.problems), without
+    spooling = outcome(spool_doc(sessionProperties=entries, spooling={"storage": "s3-keys"}),
+                       settings)
+    assert isinstance(spooling, Cluster), spooling
+    assert _entries(spooling) == [{"sessionProperties": {"spooling_inlining_max_rows": "100"}}]
+
+
 def test_no_entries_no_kind() -> None:
     """A document that writes and picks nothing has no session defaults."""
     cluster = outcome(doc(), _settings())

@@ -55,7 +55,7 @@ def fill(option: SessionDefaultsOption | None, cluster_id: str, owner: str,
     del cluster_id, owner  # entries hold no patterns
     v = s.validation
     scope = scope_for(_version(d.get("trinoVersion")), v.trino_properties, catalogs(d), c,
-                      v.unchecked_connectors)
+                      v.unchecked_connectors, _switches(d))
     own = check_entries(d.get(OWN), OWN, scope, c) if d.get(OWN) is not None else ()
     platform: tuple[Entry, ...] | None = ()
     if option is not None:
@@ -63,6 +63,13 @@ def fill(option: SessionDefaultsOption | None, cluster_id: str, owner: str,
     if own is None or platform is None:
         return None
     return SessionDefaults(combined(platform, own))
+
+
+def _switches(d: Mapping[str, Any]) -> tuple[str, ...]:
+    """The switches the document turns on that bind more session properties: its `spooling`
+    field writes protocol.spooling.enabled=true (trinogen/model/spooling.py); a spooling pick
+    that fails fails the document there."""
+    return ("protocol.spooling.enabled=true",) if isinstance(d.get("spooling"), Mapping) else ()
 
 
 def _platform(option: SessionDefaultsOption, name: str, scope: Any,

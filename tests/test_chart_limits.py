@@ -135,6 +135,10 @@ SAMPLES = {
         logLevels={"io.trino.plugin.hive": "DEBUG", "io.trino.ü": "INFO"},
         properties={"sql.path": "naïve"},
         files=[{"name": "a.txt", "content": "é" * 10 + "\n"}]),
+    # the chart writes resource-groups.json as a `|-` block: without the JSON's final newline
+    "resource-groups": lambda: _doc("resource-groups", resourceGroups={
+        "rootGroups": [{"name": "adhoc-ü", "hardConcurrencyLimit": 3, "maxQueued": 30}],
+        "selectors": [{"user": "ü.*", "group": "adhoc-ü"}]}),
 }
 
 

@@ -222,9 +222,11 @@ def _chart_options(cluster: Cluster, full: str, coordinator: str, worker: str,
         yield KubeObject("Ingress", coordinator, "the chart", "ingress",
                          annotations=measure(_annotation_parts, "ingress",
                                              cluster.ingress.annotations))
-    if (rg := cluster.kind("resource_groups")) is not None:  # its resource-groups.json
+    if (rg := cluster.kind("resource_groups")) is not None:
+        # its resource-groups.json, a literal block with `|-`: without its final newlines
         yield KubeObject("ConfigMap", f"{full}-resource-groups-volume-coordinator", "the chart",
-                         "resourceGroups", measure(_text_part, "resourceGroups", "JSON", rg.text))
+                         "resourceGroups", measure(_text_part, "resourceGroups", "JSON",
+                                                   rg.text.rstrip("\n")))
     scaling = cluster.autoscaling
     if scaling is not None and scaling.kind == "hpa":
         yield KubeObject("HorizontalPodAutoscaler", worker, "the chart",

@@ -2,8 +2,10 @@
 issues 13 and 14 at once (authentication with TLS in the pod, access rules, a storage option on a
 catalog, fault tolerance, files, a shared catalog from the library, placement per role,
 disruption, a service account, monitoring with a ServiceMonitor, an ingress), and of issue 21
-(the client spooling protocol and the platform hatches: an image mirror, a runtime option, a
-network policy, a LoadBalancer service).
+(the client spooling protocol; the platform hatches: an image mirror, a runtime option, a
+network policy, a LoadBalancer service; an HTTP event listener with a Vault header and a Kafka
+one logging splits, so workers have a listener too; a resource-group policy; LDAP and JWT
+sign-in at once, with the CA files of both servers).
 
 Shared by tests/test_features_together.py (through the real chart) and
 tests/test_features_secrets.py (a real sync against OpenBao). Every Vault reference is listed in

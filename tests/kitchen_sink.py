@@ -2,8 +2,10 @@
 issues 13 and 14 at once (authentication with TLS in the pod, access rules, a storage option on a
 catalog, fault tolerance, files, a shared catalog from the library, placement per role,
 disruption, a service account, monitoring with a ServiceMonitor, an ingress), and of issue 21
-(the client spooling protocol and the platform hatches: an image mirror, a runtime option, a
-network policy, a LoadBalancer service).
+(the client spooling protocol; the platform hatches: an image mirror, a runtime option, a
+network policy, a LoadBalancer service; an HTTP event listener with a Vault header and a Kafka
+one logging splits, so workers have a listener too; a resource-group policy; LDAP and JWT
+sign-in at once, with the CA files of both servers).
 
 Shared by tests/test_features_together.py (through the real chart) and
 tests/test_features_secrets.py (a real sync against OpenBao). Every Vault reference is listed in
@@ -59,14 +61,24 @@ exchange:
     storage: lake-minio
     location: s3://trino-exchange/{cluster}
 authentication:
-  corp-password:
-    type: PASSWORD
+  corp-ldap-jwt:
+    type: [LDAP, JWT]
     tls: pod
-    password_file: secret/platform/{cluster}/auth#password.db
-    group_file: secret/platform/{cluster}/auth#group.db
     shared_secret: secret/platform/{cluster}/auth#shared-secret
     keystore: secret/platform/{cluster}/tls#keystore.pem
     keystore_password: secret/platform/{cluster}/tls#password
+    ldap:
+      url: ldaps://ldap.corp.example:636
+      truststore: secret/platform/ldap#ca.pem
+      bind_dn: cn=trino,ou=services,dc=corp,dc=example
+      bind_password: secret/platform/ldap#bind-password
+      user_base_dn: ou=people,dc=corp,dc=example
+      group_auth_pattern: (&(uid=${USER})(memberOf=cn=trino-{cluster},ou=groups,dc=corp,dc=example))
+    jwt:
+      jwks_url: https://idp.corp.example/.well-known/jwks.json
+      jwks_ca: secret/platform/idp#ca.pem
+      required_issuer: https://idp.corp.example
+      required_audience: trino-{cluster}
 service_accounts:
   aws-lake:
     annotations: {eks.amazonaws.com/role-arn: "arn:aws:iam::123456789012:role/trino-{cluster}"}
@@ -101,6 +113,29 @@ network_policies:
     clients: [bi-tools]
     ingress_controller: ingress-nginx
     monitoring: monitoring
+event_listeners:
+  audit:
+    type: http
+    uri: "https://audit.example.com/trino/{cluster}"
+    headers:
+      Authorization: {vault: "secret/platform/{cluster}/audit#token", prefix: "Bearer "}
+      X-Trino-Owner: "{owner}"
+    events: [created, completed]
+  splits:
+    type: kafka
+    brokers: ["kafka-0.kafka:9092", "kafka-1.kafka:9092"]
+    topics: {completed: "trino.{cluster}.completed", split: "trino.{cluster}.split"}
+    client_id: "trino-{cluster}"
+    exit_on_startup_failure: false
+resource_groups:
+  shared:
+    rootGroups:
+      - {name: adhoc, softMemoryLimit: 60%, hardConcurrencyLimit: 10, maxQueued: 100,
+         subGroups: [{name: "${USER}", hardConcurrencyLimit: 2, maxQueued: 10}]}
+      - {name: etl, softMemoryLimit: 40%, hardConcurrencyLimit: 5, maxQueued: 50}
+    selectors:
+      - {source: ".*airflow.*", group: etl}
+      - {group: "adhoc.${USER}"}
 services:
   internal-lb:
     type: LoadBalancer
@@ -114,8 +149,10 @@ SPOOLING_KEY_TAG = "spooling-key"
 # turns each tag into a distinctive value.
 VAULT: dict[str, dict[str, str]] = {
     f"platform/{CID}/s3": {"access_key": "s3-access", "secret_key": "s3-secret"},
-    f"platform/{CID}/auth": {"password.db": "password-db", "group.db": "group-db",
-                             "shared-secret": "shared-secret"},
+    f"platform/{CID}/auth": {"shared-secret": "shared-secret"},
+    "platform/ldap": {"ca.pem": "ldap-ca", "bind-password": "ldap-bind-password"},
+    "platform/idp": {"ca.pem": "jwks-ca"},
+    f"platform/{CID}/audit": {"token": "audit-token"},
     f"platform/{CID}/tls": {"keystore.pem": "keystore", "password": "keystore-password"},
     f"trino/{CID}": {"WAREHOUSE_PASSWORD": "warehouse", "WEB_UI_SECRET": "web-ui-secret"},
     f"trino/{CID}/kerberos": {"keytab": "keytab"},
@@ -134,7 +171,9 @@ WAREHOUSE = {
 
 _DOCUMENT: dict[str, Any] = {
     "_id": "kitchen-sink", "clusterId": CID, "owner": OWNER, "enabled": True,
-    "authentication": "corp-password",
+    "authentication": "corp-ldap-jwt",
+    "eventListeners": ["audit", "splits"],
+    "resourceGroups": "shared",
     "serviceAccount": "aws-lake",
     "ingress": "public",
     "disruption": "strict",

@@ -135,6 +135,10 @@ SAMPLES = {
         logLevels={"io.trino.plugin.hive": "DEBUG", "io.trino.ü": "INFO"},
         properties={"sql.path": "naïve"},
         files=[{"name": "a.txt", "content": "é" * 10 + "\n"}]),
+    # the chart writes resource-groups.json as a `|-` block: without the JSON's final newline
+    "resource-groups": lambda: _doc("resource-groups", resourceGroups={
+        "rootGroups": [{"name": "adhoc-ü", "hardConcurrencyLimit": 3, "maxQueued": 30}],
+        "selectors": [{"user": "ü.*", "group": "adhoc-ü"}]}),
 }
 
 
@@ -155,6 +159,30 @@ def test_measured_as_the_api_server_counts(chart: Any, name: str, tmp_path: Path
             assert 0 <= real - parts <= obj.fixed, (key, real, parts)
         else:
             assert real == parts, (key, real, parts)
+
+
+def _unmeasured(chart: Any, tmp: Path, listeners: int) -> dict[str, int]:
+    """Per role, the bytes of its ConfigMap trinogen did not measure, for a document on the
+    kitchen sink's settings that picks `listeners` HTTP event listeners logging splits (so each
+    is a file on both roles, ~700 bytes of URI)."""
+    raw = yaml.safe_load(kitchen_sink.SETTINGS)
+    raw["event_listeners"] = {f"wide-{i}": {
+        "type": "http", "uri": f"https://audit.example.com/{'x' * 600}/{i}",
+        "events": ["completed", "split"]} for i in range(listeners)}
+    path = tmp / f"settings-{listeners}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    doc = _doc("listeners", eventListeners=sorted(raw["event_listeners"]))
+    case = Case(chart, load_settings(path, environ={}), doc)
+    assert not case.problems
+    return {role: case.real[case.role(role)] - sum(p.size for p in case.measured[
+        case.role(role)].data) for role in ("coordinator", "worker")}
+
+
+def test_the_option_kinds_files_are_measured(chart: Any, tmp_path: Path) -> None:
+    """The event listener files the chart writes beside config.properties (on both roles,
+    through additionalConfigFiles) are measured byte for byte: with twelve of them (9 KiB) the
+    unmeasured rest of each role's ConfigMap (the chart's own text) is what it is without."""
+    assert _unmeasured(chart, tmp_path, 12) == _unmeasured(chart, tmp_path, 0)
 
 
 # --- just under passes, just over fails -----------------------------------------------------------

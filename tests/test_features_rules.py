@@ -78,8 +78,8 @@ def test_retry_policy_task_through_fault_tolerance_is_accepted(settings: Setting
     ({"ingress": "public"}, "without authentication"),
     ({"ingress": "internal"}, "without authentication"),
     ({"ingress": "public", "authentication": None}, "without authentication"),
-    ({"ingress": "public", "authentication": "corp-password"}, None),  # tls: pod
-    ({"ingress": "internal", "authentication": "corp-password"}, None),
+    ({"ingress": "public", "authentication": "corp-ldap-jwt"}, None),  # tls: pod
+    ({"ingress": "internal", "authentication": "corp-ldap-jwt"}, None),
     ({"ingress": "public", "authentication": "corp-sso"}, None),  # tls: ingress, TLS Secret
     ({"ingress": "internal", "authentication": "corp-sso"}, "no TLS Secret"),
     ({"authentication": "corp-sso"}, None),  # no Ingress: the platform's own proxy

@@ -1,8 +1,9 @@
 """Issue 13's "secret values appear nowhere in git, output or logs", for every feature at once.
 
-The kitchen-sink document (tests/kitchen_sink.py: authentication with a keystore, password and
-group files, a shared secret, S3 keys of a storage option also used by the exchange, a shared
-catalog's password, a server-property placeholder, a secret file) is synced by the real CLI
+The kitchen-sink document (tests/kitchen_sink.py: authentication with a keystore, an LDAP bind
+password, the LDAP and JWKS servers' CA files, a shared secret, S3 keys of a storage option also
+used by the exchange and the spooling manager, the spooling key, an event listener's header
+token, a shared catalog's password, a server-property placeholder, a secret file) is synced by the real CLI
 (`python -m trinogen.cli`, a subprocess) against an OpenBao dev server and a bare git remote.
 Every Vault value is distinctive; the test scans every object of the remote and of trinogen's
 cached clone, the render output directory, and stdout/stderr of every command at DEBUG, as text

@@ -5,12 +5,17 @@ Each feature was tested alone; here they must not step on each other: the pods (
 sidecar included) pass Pod Security `restricted` (tests/pod_security.py), every object passes
 strict Kubernetes or CRD schema validation, no pod has two volumes or mounts of one name or
 path, the PodDisruptionBudgets select the pods, and every `${ENV:X}` in a ConfigMap is a key of
-the env ExternalSecret the pods load. Expectations come from the document, the settings text and
-the Kubernetes rules, never from trinogen's output.
+the env ExternalSecret the pods load. Issue 21's kinds meet there too: no chart manifest has a
+key twice (the chart's config files and the spooling, LDAP and listener files trinogen adds),
+every /etc/... path a property names is a key of what is mounted there, each role's
+`event-listener.config-files` lists exactly its listener files, and each option's Vault
+reference reaches its own file through the env Secret. Expectations come from the document, the
+settings text, the documented file names and the Kubernetes rules, never from trinogen's output.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -21,10 +26,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests import k8s_schema, kitchen_sink, pod_security
+from tests import javaprops, k8s_schema, kitchen_sink, pod_security
 from tests.conftest import CHART_DIR, SCHEMAS
 from tests.marks import CHART, helm_python
-from tests.test_chart import render_through_chart
 from trinogen.model import Cluster, RawDocument, classify
 from trinogen.model.library import parse_library
 from trinogen.render import Renderer
@@ -46,6 +50,7 @@ class Sink:
     files: dict[str, bytes]
     chart_objects: list[dict[str, Any]]  # from values.yaml through the chart
     own_objects: list[dict[str, Any]]  # trinogen's manifests/ and secrets/ files
+    chart_texts: dict[str, str]  # the chart's manifests as it wrote them (template path -> YAML)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [o for o in self.chart_objects + self.own_objects if o.get("kind") == kind]
@@ -84,10 +89,14 @@ def build(tmp: Path, doc: dict[str, Any]) -> Sink:
     files = Renderer(settings).render_cluster(cluster, {})
     values = files[f"trino-clusters/{CID}/values.yaml"].decode()
     chart = helm_python.Chart.load(CHART_DIR)
-    _, objects = render_through_chart(chart, values, CID, NAMESPACE)
+    texts = chart.render(helm_python.values_from_yaml(values), name=CID, namespace=NAMESPACE,
+                         is_install=True)
+    objects = [o for path, text in sorted(texts.items()) if path.endswith((".yaml", ".yml"))
+               for o in yaml.safe_load_all(text) if o]
     own = [yaml.safe_load(raw) for path, raw in sorted(files.items())
            if "/manifests/" in path or "/secrets/" in path]
-    return Sink(files, [o for o in objects if "kind" in o and not _is_helm_test(o)], own)
+    return Sink(files, [o for o in objects if "kind" in o and not _is_helm_test(o)], own,
+                {path: text for path, text in texts.items() if path.endswith((".yaml", ".yml"))})
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +109,7 @@ def test_the_kitchen_sink_uses_every_feature(sink: Sink) -> None:
     kinds = Counter(o["kind"] for o in sink.chart_objects + sink.own_objects)
     assert kinds["Ingress"] == 1 and kinds["ServiceAccount"] == 1
     assert kinds["ServiceMonitor"] == 2 and kinds["PodDisruptionBudget"] == 2
-    # env, secret files, keystore, password file, group file
+    # env, secret files, keystore, the LDAP server's CA, the JWKS server's CA
     assert kinds["ExternalSecret"] == 5
     for role in ("coordinator", "worker"):
         spec = sink.deployment(role)["spec"]["template"]["spec"]
@@ -113,6 +122,8 @@ def test_the_kitchen_sink_uses_every_feature(sink: Sink) -> None:
     config = "\n".join(d for o in sink.of("ConfigMap") for d in (o.get("data") or {}).values())
     assert "retry-policy=TASK" in config and "exchange-manager.name=filesystem" in config
     assert '"system_information"' in config and "connection-url=jdbc:postgresql" in config
+    assert "spooling-manager.name=" in config and "resource-groups.configuration-manager" in config
+    assert "event-listener.config-files=" in config and "ldap.url=" in config
 
 
 @pytest.mark.parametrize("role", ["coordinator", "worker"])
@@ -269,3 +280,169 @@ def test_stopping_the_kitchen_sink_keeps_the_rest_valid(tmp_path: Path) -> None:
         if o["apiVersion"].startswith(("v1", "apps/", "policy/", "networking.k8s.io/")):
             kv.validate(o, K8S_VERSION, strict=True)
     assert len(stopped.of("PodDisruptionBudget")) == 2 and len(stopped.of("ExternalSecret")) == 5
+
+
+# --- where issue 21's options meet: config files, mounted paths, secrets per file ----------------
+
+_SETTINGS = yaml.safe_load(kitchen_sink.SETTINGS)
+_PATH_VALUE = re.compile(r"/etc/[^\s,]+")
+
+
+class _NoDuplicates(yaml.SafeLoader):
+    """A YAML reader that refuses a mapping with a key twice (the default keeps the last)."""
+
+
+def _mapping(loader: _NoDuplicates, node: yaml.MappingNode, deep: bool = False) -> Any:
+    keys = [loader.construct_object(k, deep=True) for k, _ in node.value]
+    doubled = sorted({str(k) for k in keys if keys.count(k) > 1})
+    if doubled:
+        raise yaml.constructor.ConstructorError(None, None, f"keys twice: {doubled}",
+                                                node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_NoDuplicates.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def _trino_container(sink: Sink, role: str) -> dict[str, Any]:
+    spec = sink.deployment(role)["spec"]["template"]["spec"]
+    (container,) = [c for c in spec["containers"] if c["name"] == f"trino-{role}"]
+    found: dict[str, Any] = container
+    return found
+
+
+def _role_config(sink: Sink, role: str) -> dict[str, str]:
+    """The ConfigMap the role's Trino reads at /etc/trino (config.properties and its companions)."""
+    spec = sink.deployment(role)["spec"]["template"]["spec"]
+    (mount,) = [m for m in _trino_container(sink, role)["volumeMounts"]
+                if m["mountPath"] == "/etc/trino"]
+    (volume,) = [v for v in spec["volumes"] if v["name"] == mount["name"]]
+    (cm,) = [o for o in sink.of("ConfigMap")
+             if o["metadata"]["name"] == volume["configMap"]["name"]]
+    data: dict[str, str] = cm["data"]
+    return data
+
+
+def _file_in_pod(sink: Sink, role: str, path: str) -> str | None:
+    """Where `path` comes from in the role's Trino container: the ConfigMap or the
+    ExternalSecret-filled Secret of the deepest mount above it, if that holds the file's key;
+    None when nothing mounted there has it."""
+    spec = sink.deployment(role)["spec"]["template"]["spec"]
+    mounts = sorted(_trino_container(sink, role)["volumeMounts"],
+                    key=lambda m: len(m["mountPath"]), reverse=True)
+    mount = next((m for m in mounts if path.startswith(m["mountPath"].rstrip("/") + "/")), None)
+    if mount is None:
+        return None
+    key = path[len(mount["mountPath"].rstrip("/")) + 1:]
+    (volume,) = [v for v in spec["volumes"] if v["name"] == mount["name"]]
+    if "configMap" in volume:
+        name = volume["configMap"]["name"]
+        held = {k for o in sink.of("ConfigMap") if o["metadata"]["name"] == name
+                for k in (o.get("data") or {})}
+    else:
+        name = volume["secret"]["secretName"]
+        held = {d["secretKey"] for es in sink.of("ExternalSecret")
+                if es["spec"]["target"]["name"] == name for d in es["spec"].get("data") or []}
+    return f"{name}:{key}" if key in held else None
+
+
+def test_no_chart_object_has_a_key_twice(sink: Sink) -> None:
+    """The chart's own config files and those trinogen adds through additionalConfigFiles
+    (spooling manager, LDAP authenticator, event listeners) never share a name: each manifest
+    reads without a duplicate mapping key (a reader keeping the last would hide the clash)."""
+    errors = []
+    for path, text in sorted(sink.chart_texts.items()):
+        try:
+            list(yaml.load_all(text, Loader=_NoDuplicates))  # a SafeLoader
+        except yaml.constructor.ConstructorError as e:
+            errors.append(f"{path}: {e}")
+    assert errors == []
+
+
+@pytest.mark.parametrize("role", ["coordinator", "worker"])
+def test_every_file_a_property_names_is_in_the_pod(sink: Sink, role: str) -> None:
+    """Each /etc/... path in a ConfigMap the role's Trino reads (listener files, resource-groups
+    JSON, rules files, LDAP and JWKS CA files, keystore, keytab) is a key of the ConfigMap or
+    Secret mounted there."""
+    spec = sink.deployment(role)["spec"]["template"]["spec"]
+    mounted = {v["configMap"]["name"] for v in spec["volumes"] if "configMap" in v}
+    paths = {p for o in sink.of("ConfigMap") if o["metadata"]["name"] in mounted
+             for text in (o.get("data") or {}).values() for p in _PATH_VALUE.findall(text)}
+    assert len(paths) >= {"coordinator": 8, "worker": 3}[role], paths
+    assert sorted(p for p in paths if _file_in_pod(sink, role, p) is None) == []
+
+
+@pytest.mark.parametrize("role", ["coordinator", "worker"])
+def test_event_listener_config_files_list_exactly_the_roles_listener_files(
+        sink: Sink, role: str) -> None:
+    """The coordinator lists every picked listener; a worker only those that log split events
+    (docs/options.md#event-listeners), and each role's /etc/trino holds exactly the listener
+    files its line names, beside the spooling manager's."""
+    picked = kitchen_sink.document()["eventListeners"]
+    options = _SETTINGS["event_listeners"]
+    expected = {f"/etc/trino/event-listener-{n}.properties" for n in picked
+                if role == "coordinator" or "split" in options[n].get("events", [])
+                or "split" in options[n].get("topics", {})}
+    assert expected  # the Kafka listener logs splits: the workers have one
+    config = _role_config(sink, role)
+    (line,) = [v for k, v in javaprops.pairs(config["config.properties"])
+               if k == "event-listener.config-files"]
+    assert set(line.split(",")) == expected and len(line.split(",")) == len(expected)
+    on_disk = {f"/etc/trino/{k}" for k in config if k.startswith("event-listener-")}
+    assert on_disk == expected
+    assert "spooling-manager.properties" in config
+
+
+def _ref(template: str) -> tuple[str, str]:
+    """A settings Vault reference as ESO's remoteRef (key, property), for this cluster."""
+    path, _, key = template.replace("{cluster}", CID).partition("#")
+    return path, key
+
+
+@pytest.mark.parametrize(("role", "file", "ref"), [
+    ("coordinator", "event-listener-audit.properties",
+     _ref(_SETTINGS["event_listeners"]["audit"]["headers"]["Authorization"]["vault"])),
+    ("coordinator", "password-authenticator.properties",
+     _ref(_SETTINGS["authentication"]["corp-ldap-jwt"]["ldap"]["bind_password"])),
+    ("coordinator", "spooling-manager.properties",
+     _ref(_SETTINGS["storage"]["lake-minio"]["credentials"]["vault"]["secret_key"])),
+    ("worker", "spooling-manager.properties",
+     _ref(_SETTINGS["storage"]["lake-minio"]["credentials"]["vault"]["access_key"])),
+    ("coordinator", "config.properties",
+     _ref(_SETTINGS["storage"]["lake-minio"]["spooling"]["shared_secret_key"])),
+    ("worker", "config.properties",
+     _ref(_SETTINGS["storage"]["lake-minio"]["spooling"]["shared_secret_key"])),
+])
+def test_each_options_secret_reaches_its_own_file(sink: Sink, role: str, file: str,
+                                                  ref: tuple[str, str]) -> None:
+    """A Vault reference of the listener, LDAP or spooling options is one key of the env
+    Secret, read as ${ENV:<that key>} by the file its option writes on that role."""
+    keys = [d["secretKey"] for d in sink.env_secret()["spec"]["data"]
+            if (d["remoteRef"]["key"], d["remoteRef"]["property"]) == ref]
+    assert len(keys) == 1, (ref, keys)
+    assert "${ENV:" + keys[0] + "}" in _role_config(sink, role)[file]
+
+
+def test_the_coordinator_has_one_authenticator_the_ldap_options(sink: Sink) -> None:
+    """With [LDAP, JWT] the coordinator's password authenticator is LDAP (the chart's file
+    authenticator is not written beside it), and the option's `${USER}` patterns reach Trino
+    as written, through Helm's tpl and trinogen's ${ENV:...} handling alike."""
+    ldap = _SETTINGS["authentication"]["corp-ldap-jwt"]["ldap"]
+    props = dict(javaprops.pairs(_role_config(sink, "coordinator")[
+        "password-authenticator.properties"]))
+    assert props["password-authenticator.name"] == "ldap"
+    assert props["ldap.url"] == ldap["url"]
+    assert props["ldap.group-auth-pattern"] == ldap["group_auth_pattern"].replace("{cluster}", CID)
+    assert not any(m["mountPath"].startswith("/etc/trino/auth/password")
+                   for m in _trino_container(sink, "coordinator")["volumeMounts"])
+
+
+def test_the_resource_groups_are_the_policys_on_the_coordinator_only(sink: Sink) -> None:
+    """The coordinator's resource-groups.json is the picked policy as the settings wrote it
+    (`${USER}` kept), and the worker has no resource-group manager."""
+    policy = _SETTINGS["resource_groups"][kitchen_sink.document()["resourceGroups"]]
+    (cm,) = [o for o in sink.of("ConfigMap")
+             if "resource-groups.json" in (o.get("data") or {})]
+    assert json.loads(cm["data"]["resource-groups.json"]) == policy
+    assert "resource-groups.properties" in _role_config(sink, "coordinator")
+    assert "resource-groups.properties" not in _role_config(sink, "worker")

@@ -26,19 +26,35 @@ if TYPE_CHECKING:
 def kind_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
     """`{kind: its template variable}` for every homed kind, and `coordinator_files`."""
     out: dict[str, Any] = dict.fromkeys(HOMED)
-    files: dict[str, str] = {}
     for kind, part in cluster.kinds:
         values = cast("ValuesModule", importlib.import_module(module(kind, "values")))
         out[kind] = values.values(part, s)
-        # The chart runs each file through Helm's tpl: written so it arrives as given.
-        files.update((name, helm_escape(text)) for name, text in part.files)
-    auth = cluster.authentication
-    if auth is not None and auth.password_authenticator:
-        # LDAP: the chart writes its file authenticator unless this file is given
-        text = "".join(f"{prop_key(k)}={prop_value(v)}\n" for k, v in auth.password_authenticator)
-        files["password-authenticator.properties"] = helm_escape(text)
+    # The chart runs each file through Helm's tpl: written so it arrives as given.
+    files = {name: helm_escape(text) for _, name, text in added_files(cluster, "coordinator")}
     out["coordinator_files"] = files or None
     return out
+
+
+def added_files(cluster: Cluster, role: str) -> list[tuple[str, str, str]]:
+    """(document field, name, text as Trino reads it) of each file the option kinds add to a
+    role's /etc/trino through the chart's additionalConfigFiles, the LDAP authenticator's among
+    them (the spooling manager aside: `role_files`). render/objects.py measures them too."""
+    out = [(HOMED[kind], name, text) for kind, part in cluster.kinds
+           for name, text in (part.files if role == "coordinator"
+                              else getattr(part, "worker_files", ()))]
+    auth = cluster.authentication
+    if role == "coordinator" and auth is not None and auth.password_authenticator:
+        # LDAP: the chart writes its file authenticator unless this file is given
+        text = "".join(f"{prop_key(k)}={prop_value(v)}\n" for k, v in auth.password_authenticator)
+        out.append(("authentication", "password-authenticator.properties", text))
+    return out
+
+
+def added_file_sizes(cluster: Cluster, role: str) -> list[tuple[str, str, int]]:
+    """(document field, "file <name>", bytes) of `added_files`, as the API server counts them
+    in the role's ConfigMap (the chart writes each as a `|` block: its text as it is)."""
+    return [(field, f"file {name}", len(text.encode("utf-8", "surrogatepass")))
+            for field, name, text in added_files(cluster, role)]
 
 
 def role_files(kinds: dict[str, Any], spooling: Sequence[str]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.model import Cluster, FileConfigMap, FileSecret
-from trinogen.render.kinds import kind_objects, kind_texts, session_lines
+from trinogen.render.kinds import added_file_sizes, kind_objects, kind_texts, session_lines
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
 from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
@@ -218,12 +218,12 @@ def _chart_options(cluster: Cluster, full: str, coordinator: str, worker: str,
                          annotations=measure(_annotation_parts, "serviceAccount",
                                              sa.annotations))
     if cluster.ingress is not None:
-        yield KubeObject("Ingress", coordinator, "the chart", "ingress",
-                         annotations=measure(_annotation_parts, "ingress",
-                                             cluster.ingress.annotations))
-    if (rg := cluster.kind("resource_groups")) is not None:  # its resource-groups.json
+        yield KubeObject("Ingress", coordinator, "the chart", "ingress", annotations=measure(
+            _annotation_parts, "ingress", cluster.ingress.annotations))
+    if (rg := cluster.kind("resource_groups")) is not None:  # a `|-` block: no final newline
         yield KubeObject("ConfigMap", f"{full}-resource-groups-volume-coordinator", "the chart",
-                         "resourceGroups", measure(_text_part, "resourceGroups", "JSON", rg.text))
+                         "resourceGroups", measure(_text_part, "resourceGroups", "JSON",
+                                                   rg.text.rstrip("\n")))
     scaling = cluster.autoscaling
     if scaling is not None and scaling.kind == "hpa":
         yield KubeObject("HorizontalPodAutoscaler", worker, "the chart",
@@ -312,7 +312,8 @@ def _external_secret(name: str, where: str, parts: tuple[Part, ...]) -> Iterator
 
 def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
     """What a role's ConfigMap holds that the document decides: its properties lines (each
-    with its newline) and the values the chart writes into its own lines."""
+    with its newline), the option kinds' files (listeners, LDAP's authenticator) and the
+    values the chart writes into its own lines."""
     t = w.texts
     own = t.coordinator if role == "coordinator" else t.worker
     groups: list[tuple[str, Sequence[str]]] = [
@@ -324,6 +325,7 @@ def _role_parts(cluster: Cluster, w: Written, role: str) -> tuple[Part, ...]:
     parts = [Part(where, line.partition("=")[0], len(line) + 1)
              for where, lines in groups for line in lines]
     parts.extend(Part("faultTolerance", _key(line), _line_size(line)) for line in t.exchange)
+    parts += map(Part._make, added_file_sizes(cluster, role))
     if cluster.exchange is not None:
         dirs = ",".join(cluster.exchange.base_directories)
         parts.append(Part("faultTolerance", "exchange.base-directories", _utf8(dirs) + 1))

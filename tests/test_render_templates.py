@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from trinogen.errors import ConfigError
 from trinogen.render import Renderer, RenderError
 from trinogen.render.templates import TEMPLATE_NAMES, Templates, bytecode_cache, load_templates
 from trinogen.settings import OutputSettings, replace
+from trinogen.settings.named import parse_kind
 
 BUILTIN = ROOT / "templates"
 
@@ -80,8 +82,9 @@ def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Pat
 
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
-    """A values.yaml.j2 override that writes serviceAccount and ingress itself, with the variable
-    names of before issue 21 (`service_account`, `ingress`), renders what the built-in does."""
+    """A values.yaml.j2 override that writes serviceAccount, ingress and an OPA access control
+    itself, with the variable names of before issue 21 (`service_account`, `ingress`,
+    `access_control` and `access_properties`), renders what the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = (BUILTIN / "values.yaml.j2").read_text()
@@ -94,16 +97,23 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
             "  annotations: {{ ingress.annotations | yaml }}\n"
             "  hosts: {{ ingress.hosts | yaml }}\n"
             "{% if ingress.tls %}\n  tls: {{ ingress.tls | yaml }}\n{% endif %}\n"))
-    old = old.replace("{% if service_accounts %}", "{% if service_account %}")
+    old = old.replace("{% if service_accounts %}", "{% if service_account %}").replace(
+        '{% endif %}\n{% if opa %}\n{% include "values/opa.yaml.j2" %}\n{% endif %}\n', (
+            "{% elif access_control %}\naccessControl:\n  type: properties\n"
+            "  properties: {{ access_properties | yaml_text(4) }}\n{% endif %}\n"))
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
+    base = dataclasses.replace(base, named={**base.named, "opa": parse_kind("opa", {
+        "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test")})
     mine = replace(base, output={"templates_dir": str(tmp_path)})
     path = "trino-clusters/lake/values.yaml"
-    for body in ({"serviceAccount": "aws", "ingress": "public"}, {}):
+    for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
+                 {"accessControl": {"opa": "central"}}):
         cluster = outcome(doc(**body), base)
-        assert (Renderer(mine).render_cluster(cluster, {})[path]
-                == Renderer(base).render_cluster(cluster, {})[path])
+        builtin_values = Renderer(base).render_cluster(cluster, {})[path]
+        assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values
+        assert (b"access-control.name=opa" in builtin_values) == ("accessControl" in body)
 
 
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:

@@ -22,12 +22,14 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
          "placement", "disruption")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
-# are read: kind -> the document field that picks an option. The others keep their parser in
-# `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21: moved one
-# by one, every output byte-identical).
+# are read: kind -> the document field that picks an option, dotted when it sits inside another
+# field (that field's reader picks it: `accessControl.opa` in model/access.py). The others keep
+# their parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model`
+# (issue 21: moved one by one, every output byte-identical).
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
+    "opa": "accessControl.opa",
 }
 
 
@@ -38,6 +40,11 @@ def module(kind: str, part: str) -> str:
     if part != "options":
         raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")
     return f"trinogen.settings.options.{kind}"
+
+
+def top_field(kind: str) -> str:
+    """The document's top-level field a kind is picked in (`accessControl` for `opa`)."""
+    return HOMED[kind].partition(".")[0]
 
 
 def fragment(kind: str) -> str:

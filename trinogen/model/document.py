@@ -157,8 +157,8 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
         check_private(auth, _document_uses(bind, found), c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
-    access = access_control(d.get("accessControl"), s, c)
-    picked = workload(d, cluster_id, owner, s, c)
+    access, opa = access_control(d.get("accessControl"), s, c)
+    picked = workload(d, cluster_id, owner, s, c, opa)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,

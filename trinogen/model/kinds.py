@@ -1,8 +1,11 @@
 """The document side of the option kinds in `trinogen.kinds.HOMED`: pick, then fill.
 
-`pick` reads each kind's field (`"ingress": "public"`) against the settings' options; only
-when an option is picked is the kind's `document` module imported, so a run whose settings name
-no option of a kind never loads it. `fill` makes each picked option the cluster's value.
+`pick` reads each kind's top-level field (`"ingress": "public"`) against the settings' options;
+a kind picked inside another field (`accessControl.opa`) is picked by that field's reader with
+`pick_one` (it alone knows when the field picks one: `accessControl` gives rules or an OPA
+name), which hands the pick on to `fill` with the others. Only when an option is picked is the
+kind's `document` module imported, so a run whose settings name no option of a kind never loads
+it. `fill` makes each picked option the cluster's value.
 Pure: the modules are imported by name, nothing is read.
 """
 
@@ -24,13 +27,20 @@ Parts = tuple[tuple[str, "Part"], ...]  # (kind, its value for this cluster)
 
 
 def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
-    """The options the document picks, kind by kind; unknown names are reported on `c`."""
-    out = []
+    """The options the document picks in its top-level fields, kind by kind; unknown names are
+    reported on `c`."""
+    out: Picked = ()
     for kind, field in HOMED.items():
-        option = c.pick(d.get(field), field, s.options(kind), kind)
-        if option is not None:
-            out.append((kind, option))
-    return tuple(out)
+        if "." not in field:
+            out += pick_one(kind, d.get(field), s, c)
+    return out
+
+
+def pick_one(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False) -> Picked:
+    """The option of `kind` that `value` (written at the kind's field) names, if any; problems
+    name the field and are reported on `c`."""
+    option = c.pick(value, HOMED[kind], s.options(kind), kind, required=required)
+    return () if option is None else ((kind, option),)
 
 
 def fill(picked: Picked, cluster_id: str, owner: str, d: Mapping[str, Any], s: Settings,

@@ -30,12 +30,11 @@ from trinogen.settings.tenants import Tenant
 # not count; exchange: faultTolerance with an exchange).
 REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
-    "opa": (("accessControl", "opa"),),
     "placement": (("clusterConfig", "coordinator", "placement"),
                   ("clusterConfig", "worker", "placement")),
     "disruption": (("disruption",),),
     "exchange": (("faultTolerance", "exchange"),),
-    **{kind: ((field,),) for kind, field in HOMED.items()},  # `ingress`...: one top-level field
+    **{kind: (tuple(field.split(".")),) for kind, field in HOMED.items()},  # one field each
 }
 MAX_LISTED = 10  # names listed in a message before "and N more"
 

@@ -141,15 +141,14 @@ class Authentication:
 
 @dataclass(frozen=True)
 class AccessControl:
-    """The coordinator's system access control: file-based rules, or an OPA endpoint.
+    """The coordinator's file-based access control, the document's own rules (an OPA endpoint
+    is the `opa` option kind, `trinogen.kinds.opa`).
 
-    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart);
-    `properties` the access-control.properties lines of an OPA option. Exactly one is set.
+    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart).
     """
 
     rules_json: str | None = None
     refresh_period: str = "60s"
-    properties: tuple[tuple[str, str], ...] = ()
 
 
 def namespace_of(cluster_id: str) -> str:
@@ -187,7 +186,7 @@ class Cluster:
     exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
-    access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
+    access: AccessControl | None = None  # accessControl's rules (an OPA pick: kind "opa")
     # The option kinds in their own home (`trinogen.kinds`): (kind, its value), in
     # `trinogen.kinds.HOMED` order, only the kinds the document picked.
     kinds: tuple[tuple[str, Any], ...] = ()

@@ -20,7 +20,7 @@ from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape
 from trinogen.render.headers import header, root_app_header, shared_catalog_line
-from trinogen.render.kinds import kind_values
+from trinogen.render.kinds import kind_values, legacy_values
 from trinogen.render.limits import check_objects, object_problems
 from trinogen.render.names import chart_worker_name
 from trinogen.render.objects import Written
@@ -224,11 +224,9 @@ class Renderer:
             "security_contexts": security_contexts(s.pods.security),
             "security_values": Safe(security_values(s.pods.security)),
             "access_control": cluster.access,
-            "access_properties": "\n".join(texts.access) + "\n" if texts.access else None,
             **workload_values(cluster, s),
             **kinds,
-            # the name a values.yaml.j2 written before issue 21 uses (templates_dir overrides)
-            "service_account": kinds["service_accounts"],
+            **legacy_values(kinds),
             **values_context(cluster, s.chart.name),
         }
         return _bytes(self.template("values.yaml.j2").render(context))

@@ -82,9 +82,11 @@ def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Pat
 
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
-    """A values.yaml.j2 override that writes serviceAccount, ingress and an OPA access control
-    itself, with the variable names of before issue 21 (`service_account`, `ingress`,
-    `access_control` and `access_properties`), renders what the built-in does."""
+    """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control and
+    the coordinator's strategy itself, with the variable names of before issue 21
+    (`service_account`, `ingress`, `access_control` and `access_properties`,
+    `coordinator_strategy` and `coordinator_deployment_annotations`), renders what the built-in
+    does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = (BUILTIN / "values.yaml.j2").read_text()
@@ -101,15 +103,22 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
         '{% endif %}\n{% if opa %}\n{% include "values/opa.yaml.j2" %}\n{% endif %}\n', (
             "{% elif access_control %}\naccessControl:\n  type: properties\n"
             "  properties: {{ access_properties | yaml_text(4) }}\n{% endif %}\n"))
+    old = old.replace('{% include "values/disruption.yaml.j2" %}\n', (
+        "  deployment:\n    strategy: {{ coordinator_strategy | yaml }}\n"
+        "{% if coordinator_deployment_annotations %}\n"
+        "    annotations: {{ coordinator_deployment_annotations | yaml }}\n{% endif %}\n"))
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
     base = dataclasses.replace(base, named={**base.named, "opa": parse_kind("opa", {
-        "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test")})
+        "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test"),
+        "disruption": parse_kind("disruption", {"calm": {}, "rolling": {
+            "coordinator_rollout": "RollingUpdate"}}, "test")})
     mine = replace(base, output={"templates_dir": str(tmp_path)})
     path = "trino-clusters/lake/values.yaml"
     for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
-                 {"accessControl": {"opa": "central"}}):
+                 {"accessControl": {"opa": "central"}, "disruption": "calm"},
+                 {"disruption": "rolling"}):
         cluster = outcome(doc(**body), base)
         builtin_values = Renderer(base).render_cluster(cluster, {})[path]
         assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values

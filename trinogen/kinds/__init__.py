@@ -30,6 +30,7 @@ HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
     "opa": "accessControl.opa",
+    "disruption": "disruption",
 }
 
 

@@ -145,7 +145,6 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         service_monitor=picked.service_monitor,
         coordinator_placement=op.coordinator_placement,
         worker_placement=op.worker_placement,
-        disruption=op.disruption,
         drain_seconds=sizing.drain_seconds,
         stopped=op.stopped,
         warnings=warnings,

@@ -32,7 +32,6 @@ REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
     "placement": (("clusterConfig", "coordinator", "placement"),
                   ("clusterConfig", "worker", "placement")),
-    "disruption": (("disruption",),),
     "exchange": (("faultTolerance", "exchange"),),
     **{kind: (tuple(field.split(".")),) for kind, field in HOMED.items()},  # one field each
 }

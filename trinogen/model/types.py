@@ -11,7 +11,6 @@ from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
 
 if TYPE_CHECKING:  # the option modules load with the settings that name them (settings/named)
-    from trinogen.settings.options.disruption import Disruption
     from trinogen.settings.options.placement import Placement
 
 
@@ -192,12 +191,11 @@ class Cluster:
     kinds: tuple[tuple[str, Any], ...] = ()
     jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
     service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
-    # How the cluster is operated (model/operation.py): placement per role, disruption budgets,
-    # the drain time of a graceful shutdown, and whether its compute is stopped (then `workers`
-    # is 0 and `autoscaling` None; files, namespace and Application stay).
+    # How the cluster is operated (model/operation.py): placement per role, the drain time of
+    # a graceful shutdown, and whether its compute is stopped (then `workers` is 0 and
+    # `autoscaling` None; files, namespace and Application stay).
     coordinator_placement: Placement | None = None
     worker_placement: Placement | None = None
-    disruption: Disruption | None = None
     drain_seconds: int | None = None
     stopped: bool = False
     warnings: tuple[Problem, ...] = ()
@@ -217,6 +215,12 @@ class Cluster:
     def ingress(self) -> Any:
         """The coordinator's Ingress (`trinogen.kinds.ingress.document.Ingress`), or None."""
         return self.kind("ingress")
+
+    @property
+    def disruption(self) -> Any:
+        """The disruption budgets and coordinator rollout
+        (`trinogen.kinds.disruption.document.Budgets`), or None: no PDBs, a RollingUpdate."""
+        return self.kind("disruption")
 
     @property
     def service_account(self) -> Any:

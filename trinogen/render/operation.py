@@ -1,8 +1,10 @@
-"""What a cluster's operation choices put into its files: placement and rollout in values.yaml,
-the shutdown budget and scale-in behaviour, and its PodDisruptionBudgets under manifests/.
+"""What a cluster's operation choices put into its files: placement in values.yaml, the
+shutdown budget and scale-in behaviour (the disruption option's rollout and budgets are its
+kind's: trinogen/kinds/disruption/values.py).
 
-Pure: plain data for the templates. The PDBs and topology spread select the pods by the labels
-the chart puts on them (its `trino.selectorLabels` plus `app.kubernetes.io/component`).
+Pure: plain data for the templates. Topology spread (and the disruption budgets) select the pods
+by the labels the chart puts on them (its `trino.selectorLabels` plus
+`app.kubernetes.io/component`): `pod_labels`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import Any
 
 from trinogen.model import Cluster
 from trinogen.model.shutdown import scale_down, termination_grace
-from trinogen.render.names import chart_fullname
 
 ROLES = ("coordinator", "worker")
 
@@ -23,35 +24,16 @@ def pod_labels(cluster: Cluster, role: str, chart: str) -> dict[str, str]:
 
 
 def values_context(cluster: Cluster, chart: str) -> dict[str, Any]:
-    """Template variables of values.yaml.j2 for placement, rollout, shutdown and scale-in."""
+    """Template variables of values.yaml.j2 for placement, shutdown and scale-in."""
     grace, drain = cluster.grace_period_seconds, cluster.drain_seconds
     budget = termination_grace(grace, grace if drain is None else drain) if grace else None
     return {
         "placement": {role: _placement(cluster, role, chart) for role in ROLES},
-        **_coordinator_rollout(cluster),
         "termination_grace": budget,
         # Only for an autoscaled cluster whose workers drain: without graceful shutdown a worker
         # is killed after 30 s anyway, and Kubernetes' default behaviour stays as it was.
         "scale_down": scale_down(budget) if budget and cluster.autoscaling else None,
     }
-
-
-def _coordinator_rollout(cluster: Cluster) -> dict[str, Any]:
-    """The coordinator Deployment's strategy, and the Argo CD sync option a Recreate one needs.
-
-    `Replace=true` makes Argo CD replace (PUT) this one Deployment instead of its server-side
-    apply, which cannot switch a running Deployment to `Recreate`: the `rollingUpdate` the API
-    server defaulted belongs to no field manager, so apply keeps it and the API server refuses
-    the pair. After a replace, `strategy.type` belongs to the replace's manager, so a later apply
-    that names no strategy would leave `Recreate` in place: the type is therefore always written,
-    `RollingUpdate` without a disruption option (the chart's own default, spelled out).
-    Issue 20; proven in tests/test_kube_strategy.py, documented in docs/kubernetes.md.
-    """
-    rollout = cluster.disruption.coordinator_rollout if cluster.disruption else "RollingUpdate"
-    return {"coordinator_strategy": {"type": rollout},
-            "coordinator_deployment_annotations": (
-                {"argocd.argoproj.io/sync-options": "Replace=true"}
-                if rollout == "Recreate" else None)}
 
 
 def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:
@@ -69,16 +51,3 @@ def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:
             constraint["labelSelector"] = {"matchLabels": {
                 k: v for k, v in pod_labels(cluster, role, chart).items() if k not in named}}
     return values
-
-
-def disruption_budgets(cluster: Cluster, chart: str) -> dict[str, dict[str, Any]]:
-    """Role -> the template variables of its PodDisruptionBudget (none without a choice)."""
-    d = cluster.disruption
-    if d is None:
-        return {}
-    fullname = chart_fullname(cluster.cluster_id, chart)
-    limits = {"coordinator": d.coordinator_max_unavailable, "worker": d.worker_max_unavailable}
-    return {role: {"name": f"{fullname}-{role}"[:63].removesuffix("-"),
-                   "max_unavailable": limits[role],
-                   "selector": pod_labels(cluster, role, chart)}
-            for role in ROLES}

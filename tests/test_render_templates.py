@@ -83,10 +83,10 @@ def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Pat
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
     """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control and
-    the coordinator's strategy itself, with the variable names of before issue 21
-    (`service_account`, `ingress`, `access_control` and `access_properties`,
-    `coordinator_strategy` and `coordinator_deployment_annotations`), renders what the built-in
-    does."""
+    the coordinator's strategy and the placements itself, with the variable names of before
+    issue 21 (`service_account`, `ingress`, `access_control` and `access_properties`,
+    `coordinator_strategy` and `coordinator_deployment_annotations`, `placement`), renders what
+    the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = (BUILTIN / "values.yaml.j2").read_text()
@@ -107,22 +107,32 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
         "  deployment:\n    strategy: {{ coordinator_strategy | yaml }}\n"
         "{% if coordinator_deployment_annotations %}\n"
         "    annotations: {{ coordinator_deployment_annotations | yaml }}\n{% endif %}\n"))
+    old = old.replace(
+        '{% if placement %}\n{% include "values/placement.yaml.j2" %}\n{% endif %}\n', (
+            "{% if placement[name] %}\n{% for key, value in placement[name] | dictsort %}\n"
+            "  {{ key | yaml }}: {{ value | yaml }}\n{% endfor %}\n{% endif %}\n"))
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
     base = dataclasses.replace(base, named={**base.named, "opa": parse_kind("opa", {
         "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test"),
         "disruption": parse_kind("disruption", {"calm": {}, "rolling": {
-            "coordinator_rollout": "RollingUpdate"}}, "test")})
+            "coordinator_rollout": "RollingUpdate"}}, "test"),
+        "placement": parse_kind("placement", {"spot": {
+            "nodeSelector": {"pool": "spot"}, "topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway"}]}}, "test")})
     mine = replace(base, output={"templates_dir": str(tmp_path)})
     path = "trino-clusters/lake/values.yaml"
     for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
                  {"accessControl": {"opa": "central"}, "disruption": "calm"},
-                 {"disruption": "rolling"}):
+                 {"disruption": "rolling",
+                  "clusterConfig": {"worker": {"placement": "spot"}}}):
         cluster = outcome(doc(**body), base)
         builtin_values = Renderer(base).render_cluster(cluster, {})[path]
         assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values
         assert (b"access-control.name=opa" in builtin_values) == ("accessControl" in body)
+        assert (b"pool: spot" in builtin_values) == ("clusterConfig" in body)
 
 
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:

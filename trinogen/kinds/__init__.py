@@ -23,15 +23,18 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option, dotted when it sits inside another
-# field (that field's reader picks it: `accessControl.opa` in model/access.py). The others keep
-# their parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model`
-# (issue 21: moved one by one, every output byte-identical).
+# field (that field's reader picks it: `accessControl.opa` in model/access.py), with `{role}`
+# when each role picks its own (`placement`, in model/operation.py). The others keep their
+# parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21:
+# moved one by one, every output byte-identical).
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
     "opa": "accessControl.opa",
     "disruption": "disruption",
+    "placement": "clusterConfig.{role}.placement",
 }
+ROLES = ("coordinator", "worker")  # what `{role}` stands for, in this order
 
 
 def module(kind: str, part: str) -> str:
@@ -41,6 +44,12 @@ def module(kind: str, part: str) -> str:
     if part != "options":
         raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")
     return f"trinogen.settings.options.{kind}"
+
+
+def fields(kind: str) -> tuple[str, ...]:
+    """Every document field that picks an option of `kind`: one, or one per role."""
+    field = HOMED[kind]
+    return tuple(field.format(role=r) for r in ROLES) if "{role}" in field else (field,)
 
 
 def top_field(kind: str) -> str:

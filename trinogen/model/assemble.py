@@ -140,11 +140,9 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         server_secrets=(*p.bind.found, *auth.secrets),
         authentication=auth.auth,
         access=p.access,
-        kinds=picked.kinds,
+        kinds=(*picked.kinds, *op.kinds),  # HOMED order: placement is the last
         jmx_exporter=picked.jmx_exporter,
         service_monitor=picked.service_monitor,
-        coordinator_placement=op.coordinator_placement,
-        worker_placement=op.worker_placement,
         drain_seconds=sizing.drain_seconds,
         stopped=op.stopped,
         warnings=warnings,

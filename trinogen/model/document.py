@@ -160,7 +160,8 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     access, opa = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c, opa)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
-                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
+                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds,
+                   cluster_id=cluster_id)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,
                  files=files, auth=auth, log=log, access=access, workload=picked, operation=op,
                  destination=destination, profile=d.get("profile"))

@@ -39,8 +39,16 @@ def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
 def pick_one(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False) -> Picked:
     """The option of `kind` that `value` (written at the kind's field) names, if any; problems
     name the field and are reported on `c`."""
-    option = c.pick(value, HOMED[kind], s.options(kind), kind, required=required)
+    option = option_of(kind, value, s, c, required=required)
     return () if option is None else ((kind, option),)
+
+
+def option_of(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False,
+              role: str = "") -> Any | None:
+    """The option `value` names (None: none, or reported on `c`); `role` fills the field of a
+    kind each role picks (`clusterConfig.{role}.placement`)."""
+    field = HOMED[kind].format(role=role) if role else HOMED[kind]
+    return c.pick(value, field, s.options(kind), kind, required=required)
 
 
 def fill(picked: Picked, cluster_id: str, owner: str, d: Mapping[str, Any], s: Settings,

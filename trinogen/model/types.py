@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
-
-if TYPE_CHECKING:  # the option modules load with the settings that name them (settings/named)
-    from trinogen.settings.options.placement import Placement
 
 
 @dataclass(frozen=True)
@@ -191,11 +188,9 @@ class Cluster:
     kinds: tuple[tuple[str, Any], ...] = ()
     jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
     service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
-    # How the cluster is operated (model/operation.py): placement per role, the drain time of
-    # a graceful shutdown, and whether its compute is stopped (then `workers` is 0 and
-    # `autoscaling` None; files, namespace and Application stay).
-    coordinator_placement: Placement | None = None
-    worker_placement: Placement | None = None
+    # How the cluster is operated (model/operation.py): the drain time of a graceful shutdown,
+    # and whether its compute is stopped (then `workers` is 0 and `autoscaling` None; files,
+    # namespace and Application stay).
     drain_seconds: int | None = None
     stopped: bool = False
     warnings: tuple[Problem, ...] = ()
@@ -215,6 +210,19 @@ class Cluster:
     def ingress(self) -> Any:
         """The coordinator's Ingress (`trinogen.kinds.ingress.document.Ingress`), or None."""
         return self.kind("ingress")
+
+    @property
+    def coordinator_placement(self) -> Any:
+        """The coordinator's placement option (`trinogen.kinds.placement.options.Placement`),
+        or None: anywhere the chart's pods may run."""
+        placements = self.kind("placement")
+        return placements.of("coordinator") if placements is not None else None
+
+    @property
+    def worker_placement(self) -> Any:
+        """The workers' placement option, or None."""
+        placements = self.kind("placement")
+        return placements.of("worker") if placements is not None else None
 
     @property
     def disruption(self) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, module
+from trinogen.kinds import HOMED, ROLES, module
 from trinogen.model import AccessControl, Cluster
 from trinogen.render.escape import helm_escape
 from trinogen.settings import Settings
@@ -49,11 +49,14 @@ def kind_manifests(cluster: Cluster, s: Settings) -> tuple[tuple[str, Manifest],
 
 def legacy_values(kinds: dict[str, Any]) -> dict[str, Any]:
     """The variables a values.yaml.j2 written before issue 21 reads (an override in
-    output.templates_dir): `service_account`, `coordinator_strategy` and
+    output.templates_dir): `service_account`, `placement` (for every cluster: the kind's
+    variable, or {role: {}} without a pick), `coordinator_strategy` and
     `coordinator_deployment_annotations`, and for an OPA pick an `access_control` without
     rules (its `elif access_control` branch) with the properties' text in `access_properties`."""
     opa, disruption = kinds["opa"], kinds["disruption"]
     out: dict[str, Any] = {"service_account": kinds["service_accounts"],
+                           # role -> its chart keys, {} for a role without a placement
+                           "placement": kinds["placement"] or {role: {} for role in ROLES},
                            "access_properties": opa["properties"] if opa else None,
                            # what values/disruption.yaml.j2 writes, read by the role loop
                            "coordinator_strategy": (disruption["strategy"] if disruption

@@ -228,7 +228,7 @@ class Renderer:
             **workload_values(cluster, s),
             **kinds,
             **legacy_values(kinds),
-            **values_context(cluster, s.chart.name),
+            **values_context(cluster),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from trinogen.kinds import ROLES
 from trinogen.kinds.disruption.document import Budgets
 from trinogen.kinds.protocol import Manifest
 from trinogen.model import Cluster
 from trinogen.render.names import chart_fullname
-from trinogen.render.operation import ROLES, pod_labels
+from trinogen.render.operation import pod_labels
 from trinogen.settings import Settings
 
 # Argo CD's sync option for a Recreate coordinator (see `values`).
@@ -51,6 +52,6 @@ def manifests(part: Budgets, cluster: Cluster, s: Settings) -> tuple[Manifest, .
         name = f"{fullname}-{role}"[:63].removesuffix("-")
         out.append(Manifest(f"pdb-{role}.yaml", "poddisruptionbudget.yaml.j2",
                             {"name": name, "max_unavailable": limits[role],
-                             "selector": pod_labels(cluster, role, chart)},
+                             "selector": pod_labels(cluster.cluster_id, role, chart)},
                             "PodDisruptionBudget", name))
     return tuple(out)

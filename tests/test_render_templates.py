@@ -108,7 +108,8 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
         "{% if coordinator_deployment_annotations %}\n"
         "    annotations: {{ coordinator_deployment_annotations | yaml }}\n{% endif %}\n"))
     old = old.replace(
-        '{% if placement %}\n{% include "values/placement.yaml.j2" %}\n{% endif %}\n', (
+        '{% if placement and placement[name] %}\n{% include "values/placement.yaml.j2" %}\n'
+        '{% endif %}\n', (
             "{% if placement[name] %}\n{% for key, value in placement[name] | dictsort %}\n"
             "  {{ key | yaml }}: {{ value | yaml }}\n{% endfor %}\n{% endif %}\n"))
     assert "{% include" not in old and "service_accounts" not in old

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, demo_settings, example_docs
+from tests.test_fault_tolerance import EXCHANGE, STORAGE
 from tests.test_render import cluster_of
 from trinogen.errors import ConfigError
 from trinogen.render import Renderer, RenderError
@@ -83,10 +84,10 @@ def test_a_kind_fragment_in_templates_dir_replaces_the_builtin_one(tmp_path: Pat
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
     """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control and
-    the coordinator's strategy and the placements itself, with the variable names of before
-    issue 21 (`service_account`, `ingress`, `access_control` and `access_properties`,
-    `coordinator_strategy` and `coordinator_deployment_annotations`, `placement`), renders what
-    the built-in does."""
+    the coordinator's strategy, the placements and the exchange manager itself, with the
+    variable names of before issue 21 (`service_account`, `ingress`, `access_control` and
+    `access_properties`, `coordinator_strategy` and `coordinator_deployment_annotations`,
+    `placement`, `cluster.exchange`), renders what the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = (BUILTIN / "values.yaml.j2").read_text()
@@ -112,6 +113,11 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
         '{% endif %}\n', (
             "{% if placement[name] %}\n{% for key, value in placement[name] | dictsort %}\n"
             "  {{ key | yaml }}: {{ value | yaml }}\n{% endfor %}\n{% endif %}\n"))
+    old = old.replace(
+        '{% if exchange %}\n{% include "values/exchange.yaml.j2" %}\n{% endif %}\n', (
+            "{% if cluster.exchange %}\n  exchangeManager:\n    name: filesystem\n"
+            "    baseDir: {{ cluster.exchange.base_directories | list | yaml }}\n"
+            "{% endif %}\n"))
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
@@ -119,6 +125,8 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
         "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test"),
         "disruption": parse_kind("disruption", {"calm": {}, "rolling": {
             "coordinator_rollout": "RollingUpdate"}}, "test"),
+        **{kind: parse_kind(kind, raw, "test") for kind, raw in (
+            ("storage", STORAGE), ("exchange", EXCHANGE))},
         "placement": parse_kind("placement", {"spot": {
             "nodeSelector": {"pool": "spot"}, "topologySpreadConstraints": [{
                 "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
@@ -127,13 +135,14 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
     path = "trino-clusters/lake/values.yaml"
     for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
                  {"accessControl": {"opa": "central"}, "disruption": "calm"},
-                 {"disruption": "rolling",
-                  "clusterConfig": {"worker": {"placement": "spot"}}}):
+                 {"disruption": "rolling", "clusterConfig": {"worker": {"placement": "spot"}},
+                  "faultTolerance": {"retryPolicy": "TASK", "exchange": "minio"}}):
         cluster = outcome(doc(**body), base)
         builtin_values = Renderer(base).render_cluster(cluster, {})[path]
         assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values
         assert (b"access-control.name=opa" in builtin_values) == ("accessControl" in body)
         assert (b"pool: spot" in builtin_values) == ("clusterConfig" in body)
+        assert (b"exchangeManager" in builtin_values) == ("faultTolerance" in body)
 
 
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
 # are read: kind -> the document field that picks an option, dotted when it sits inside another
-# field (that field's reader picks it: `accessControl.opa` in model/access.py), with `{role}`
+# field (that field's reader picks it: `accessControl.opa` in model/access.py,
+# `faultTolerance.exchange` in model/fault_tolerance.py), with `{role}`
 # when each role picks its own (`placement`, in model/operation.py). The others keep their
 # parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21:
 # moved one by one, every output byte-identical).
@@ -33,6 +34,7 @@ HOMED: dict[str, str] = {
     "opa": "accessControl.opa",
     "disruption": "disruption",
     "placement": "clusterConfig.{role}.placement",
+    "exchange": "faultTolerance.exchange",
 }
 ROLES = ("coordinator", "worker")  # what `{role}` stands for, in this order
 

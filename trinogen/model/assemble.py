@@ -136,11 +136,11 @@ def build(doc_id: str, head: Head, p: Parts, warnings: tuple[Problem, ...]) -> C
         mounts=p.files.mounts,
         file_secrets=(*p.files.file_secrets, *auth.file_secrets),
         file_config_maps=p.files.config_maps,
-        exchange=p.fault_tolerance.exchange,
         server_secrets=(*p.bind.found, *auth.secrets),
         authentication=auth.auth,
         access=p.access,
-        kinds=(*picked.kinds, *op.kinds),  # HOMED order: placement is the last
+        # HOMED order: placement, then exchange, are the last
+        kinds=(*picked.kinds, *op.kinds, *p.fault_tolerance.kinds),
         jmx_exporter=picked.jmx_exporter,
         service_monitor=picked.service_monitor,
         drain_seconds=sizing.drain_seconds,

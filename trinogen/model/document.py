@@ -144,8 +144,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     destination = _destination(d.get("destination"), s, c)
     found = connectors(d.get("connectors"), binding, trino, c, library)
     server = server_properties(props, trino, c)
-    ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
-                         s.options("storage"), Identity(cluster_id, owner), c)
+    ft = fault_tolerance(d.get("faultTolerance"), props, s, Identity(cluster_id, owner), c)
     files = attached_files(d.get("files"), cluster_id, binding, c)
     # Every feature's mounts count: a property naming a file must name a mounted one.
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},

@@ -30,7 +30,6 @@ from trinogen.settings.tenants import Tenant
 # not count; exchange: faultTolerance with an exchange).
 REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
-    "exchange": (("faultTolerance", "exchange"),),
     # a homed kind's field, or one per role (placement)
     **{kind: tuple(tuple(f.split(".")) for f in fields(kind)) for kind in HOMED},
 }

@@ -93,20 +93,6 @@ class FileConfigMap:
 
 
 @dataclass(frozen=True)
-class ExchangeManager:
-    """Fault-tolerant execution's exchange: the chart's `server.exchangeManager` (filesystem)
-    and `additionalExchangeManagerProperties` (exchange-manager.properties on every pod)."""
-
-    base_directories: tuple[str, ...]
-    # storage and tuning lines; Vault credentials split out as in a catalog
-    properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
-
-    @property
-    def secret_uses(self) -> tuple[SecretUse, ...]:
-        return tuple(s for _, v in self.properties for s in v if isinstance(s, SecretUse))
-
-
-@dataclass(frozen=True)
 class ServerSecret:
     """A placeholder in a server property, bound to Vault; the property holds `${ENV:<env>}`."""
 
@@ -179,7 +165,6 @@ class Cluster:
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
-    exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
     access: AccessControl | None = None  # accessControl's rules (an OPA pick: kind "opa")
@@ -223,6 +208,12 @@ class Cluster:
         """The workers' placement option, or None."""
         placements = self.kind("placement")
         return placements.of("worker") if placements is not None else None
+
+    @property
+    def exchange(self) -> Any:
+        """Fault-tolerant execution's exchange manager
+        (`trinogen.kinds.exchange.document.ExchangeManager`), or None."""
+        return self.kind("exchange")
 
     @property
     def disruption(self) -> Any:

@@ -22,12 +22,12 @@ import yaml
 
 from tests.conftest import CHART_DIR, demo_settings, needs
 from trinogen.errors import ConfigError
+from trinogen.kinds.opa.options import OpaOption
+from trinogen.kinds.opa.options import parse as parse_opa
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.access_rules import SECTIONS
 from trinogen.render import Renderer
 from trinogen.settings import Settings, load_settings
-from trinogen.settings.options.opa import OpaOption
-from trinogen.settings.options.opa import parse as parse_opa
 from trinogen.source import doc_key
 
 try:
@@ -232,14 +232,14 @@ def test_access_control_takes_rules_or_an_opa_name(spec: Any, path: str, says: s
 def test_opa_pick_becomes_the_plugins_properties() -> None:
     """Picking an OPA option gives access-control.name=opa and that option's URIs and flags."""
     cluster = _classify(ACCESS_DOCS["acl-opa"])
-    assert isinstance(cluster, Cluster) and cluster.access is not None
-    assert dict(cluster.access.properties) == {
+    assert isinstance(cluster, Cluster) and cluster.kind("opa") is not None
+    assert dict(cluster.kind("opa").properties) == {
         "access-control.name": "opa",
         "opa.policy.uri": "https://opa.platform.svc:8181/v1/data/trino/allow",
         "opa.policy.batched-uri": "https://opa.platform.svc:8181/v1/data/trino/batch",
         "opa.log-requests": "true",
     }
-    assert cluster.access.rules_json is None
+    assert cluster.access is None  # no rules of its own
 
 
 @pytest.mark.parametrize(("raw", "says"), [

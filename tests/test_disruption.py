@@ -31,9 +31,9 @@ from tests.operation_support import (
     through_chart,
 )
 from trinogen.errors import ConfigError
+from trinogen.kinds.disruption.options import Disruption, parse
 from trinogen.model.shutdown import scale_down, termination_grace
 from trinogen.settings import Settings
-from trinogen.settings.options.disruption import Disruption, parse
 
 HPA = {"type": "hpa", "minReplicas": 2, "maxReplicas": 8, "targetCPUUtilizationPercentage": 70}
 KEDA = {"type": "keda", "minReplicas": 1, "maxReplicas": 6,

@@ -16,12 +16,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import CHART_DIR
 from tests.marks import CHART, helm_python
 from tests.test_chart import render_through_chart
 from tests.test_workload import doc, outcome, with_options
 from trinogen import kinds
+from trinogen.kinds.protocol import Manifest
 from trinogen.model import Cluster, Failed
 from trinogen.model import document as model_document
 from trinogen.render import Renderer
@@ -55,12 +57,18 @@ def _values(part: ProbePart, s: Settings) -> dict[str, Any]:
     return {"name": part.name}
 
 
+def _manifests(part: ProbePart, cluster: Cluster, s: Settings) -> tuple[Manifest, ...]:
+    return (Manifest("probe.yaml", "configmap.yaml.j2",
+                     {"name": part.name, "files": [("note.txt", "probe\n")]},
+                     "ConfigMap", part.name),)
+
+
 @pytest.fixture
 def probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """The `probe` kind in the list, its home's modules importable, one option named `audit`."""
     for part, attrs in (("options", {"parse": _parse}),
                         ("document", {"FIELD": "probe", "fill": _fill}),
-                        ("values", {"values": _values})):
+                        ("values", {"values": _values, "manifests": _manifests})):
         module = types.ModuleType(f"trinogen.kinds.probe.{part}")
         module.__dict__.update(attrs)
         monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -121,6 +129,27 @@ def test_a_kind_s_properties_and_files_reach_the_coordinator(probe: Settings) ->
     assert LISTENER not in worker
     for data in (coordinator, worker):
         assert "=".join(CONFIG_LINE) in data["config.properties"].splitlines()
+
+
+def test_a_kind_s_own_objects_are_written_and_checked(probe: Settings) -> None:
+    """The objects a kind's `manifests` returns are files under the cluster's manifests/ and are
+    listed, with the kind as their maker, among the objects the name and size checks see; a
+    cluster that picked none of the kind has none."""
+    from trinogen.render.objects import cluster_objects
+
+    c = outcome(doc(probe="audit"), probe)
+    assert isinstance(c, Cluster), c
+    r = Renderer(probe)
+    files = r.render_cluster(c, {})
+    manifest = yaml.safe_load(files[f"{probe.output.clusters_dir}/lake/manifests/probe.yaml"])
+    assert (manifest["kind"], manifest["metadata"]["name"]) == ("ConfigMap", "audit-lake")
+    assert manifest["data"] == {"note.txt": "probe\n"}
+    objects = cluster_objects(c, probe.chart.name, r.written(c, {}, False))
+    assert [(o.kind, o.maker, o.field) for o in objects if o.name == "audit-lake"] == [
+        ("ConfigMap", "trinogen (probe)", "probe")]
+    plain = outcome(doc(), probe)
+    assert isinstance(plain, Cluster)
+    assert not [p for p in r.render_cluster(plain, {}) if p.endswith("manifests/probe.yaml")]
 
 
 for _mark in CHART:  # needs the chart and helm-python-sdk (fails under CI=true without them)

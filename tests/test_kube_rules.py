@@ -25,6 +25,7 @@ from tests.operation_support import classified, doc, with_options
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster as Model
 from trinogen.model import Failed
+from trinogen.render.kinds import kind_values
 from trinogen.render.operation import values_context
 from trinogen.settings.named import parse_kind
 
@@ -290,7 +291,7 @@ def _worker_spec(raw: Mapping[str, Any]) -> dict[str, Any]:
     settings = with_options(placement={"x": raw})
     outcome = classified(doc(CLUSTER, worker={"placement": "x"}), settings)
     assert isinstance(outcome, Model), outcome
-    spec: dict[str, Any] = values_context(outcome, CHART)["placement"]["worker"]
+    spec: dict[str, Any] = kind_values(outcome, settings)["placement"]["worker"]
     return spec
 
 
@@ -616,7 +617,7 @@ def test_autoscaling_agrees_with_the_api_server(kube: Cluster, case: Case) -> No
     settings = _with_shutdown_cap(with_options(), 200_000)
     outcome = classified(document, settings)
     if isinstance(outcome, Model):
-        ours, behavior = (True, ""), values_context(outcome, CHART)["scale_down"]
+        ours, behavior = (True, ""), values_context(outcome)["scale_down"]
     else:
         ours, behavior = (False, str(outcome.problems)), None
     agree(case, ours, api_verdict(kube, _hpa(scaling, behavior)))

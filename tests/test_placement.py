@@ -29,8 +29,8 @@ from tests.operation_support import (
     with_options,
 )
 from trinogen.errors import ConfigError
+from trinogen.kinds.placement.options import FIELDS, parse
 from trinogen.settings import load_settings
-from trinogen.settings.options.placement import FIELDS, parse
 
 # --- the option's shape ------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -10,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, demo_settings, example_docs
+from tests.test_fault_tolerance import EXCHANGE, STORAGE
 from tests.test_render import cluster_of
 from trinogen.errors import ConfigError
 from trinogen.render import Renderer, RenderError
 from trinogen.render.templates import TEMPLATE_NAMES, Templates, bytecode_cache, load_templates
 from trinogen.settings import OutputSettings, replace
+from trinogen.settings.named import parse_kind
 
 BUILTIN = ROOT / "templates"
 
@@ -97,8 +100,11 @@ def _without_hatches(text: str) -> str:
 
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
-    """A values.yaml.j2 override that writes serviceAccount and ingress itself, with the variable
-    names of before issue 21 (`service_account`, `ingress`), renders what the built-in does."""
+    """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control and
+    the coordinator's strategy, the placements and the exchange manager itself, with the
+    variable names of before issue 21 (`service_account`, `ingress`, `access_control` and
+    `access_properties`, `coordinator_strategy` and `coordinator_deployment_annotations`,
+    `placement`, `cluster.exchange`), renders what the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = _without_hatches((BUILTIN / "values.yaml.j2").read_text())
@@ -111,7 +117,24 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
             "  annotations: {{ ingress.annotations | yaml }}\n"
             "  hosts: {{ ingress.hosts | yaml }}\n"
             "{% if ingress.tls %}\n  tls: {{ ingress.tls | yaml }}\n{% endif %}\n"))
-    old = old.replace("{% if service_accounts %}", "{% if service_account %}")
+    old = old.replace("{% if service_accounts %}", "{% if service_account %}").replace(
+        '{% endif %}\n{% if opa %}\n{% include "values/opa.yaml.j2" %}\n{% endif %}\n', (
+            "{% elif access_control %}\naccessControl:\n  type: properties\n"
+            "  properties: {{ access_properties | yaml_text(4) }}\n{% endif %}\n"))
+    old = old.replace('{% include "values/disruption.yaml.j2" %}\n', (
+        "  deployment:\n    strategy: {{ coordinator_strategy | yaml }}\n"
+        "{% if coordinator_deployment_annotations %}\n"
+        "    annotations: {{ coordinator_deployment_annotations | yaml }}\n{% endif %}\n"))
+    old = old.replace(
+        '{% if placement and placement[name] %}\n{% include "values/placement.yaml.j2" %}\n'
+        '{% endif %}\n', (
+            "{% if placement[name] %}\n{% for key, value in placement[name] | dictsort %}\n"
+            "  {{ key | yaml }}: {{ value | yaml }}\n{% endfor %}\n{% endif %}\n"))
+    old = old.replace(
+        '{% if exchange %}\n{% include "values/exchange.yaml.j2" %}\n{% endif %}\n', (
+            "{% if cluster.exchange %}\n  exchangeManager:\n    name: filesystem\n"
+            "    baseDir: {{ cluster.exchange.base_directories | list | yaml }}\n"
+            "{% endif %}\n"))
     # an override written before event listeners has no worker files block (none picked here)
     old = old.replace('{% if name == "worker" and event_listeners %}\n'
                       '{% include "values/event_listeners.yaml.j2" %}\n{% endif %}\n', "")
@@ -124,12 +147,28 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
+    base = dataclasses.replace(base, named={**base.named, "opa": parse_kind("opa", {
+        "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test"),
+        "disruption": parse_kind("disruption", {"calm": {}, "rolling": {
+            "coordinator_rollout": "RollingUpdate"}}, "test"),
+        **{kind: parse_kind(kind, raw, "test") for kind, raw in (
+            ("storage", STORAGE), ("exchange", EXCHANGE))},
+        "placement": parse_kind("placement", {"spot": {
+            "nodeSelector": {"pool": "spot"}, "topologySpreadConstraints": [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway"}]}}, "test")})
     mine = replace(base, output={"templates_dir": str(tmp_path)})
     path = "trino-clusters/lake/values.yaml"
-    for body in ({"serviceAccount": "aws", "ingress": "public"}, {}):
+    for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
+                 {"accessControl": {"opa": "central"}, "disruption": "calm"},
+                 {"disruption": "rolling", "clusterConfig": {"worker": {"placement": "spot"}},
+                  "faultTolerance": {"retryPolicy": "TASK", "exchange": "minio"}}):
         cluster = outcome(doc(**body), base)
-        assert (Renderer(mine).render_cluster(cluster, {})[path]
-                == Renderer(base).render_cluster(cluster, {})[path])
+        builtin_values = Renderer(base).render_cluster(cluster, {})[path]
+        assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values
+        assert (b"access-control.name=opa" in builtin_values) == ("accessControl" in body)
+        assert (b"pool: spot" in builtin_values) == ("clusterConfig" in body)
+        assert (b"exchangeManager" in builtin_values) == ("faultTolerance" in body)
 
 
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:

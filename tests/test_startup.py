@@ -79,7 +79,7 @@ def test_a_kind_the_settings_do_not_name_loads_none_of_its_home(tmp_path: Path) 
     none of its modules imported: not its options, nor its document reading, nor its values."""
     named_here = set(yaml.safe_load((ROOT / "config" / "demo.yaml").read_text()))
     unnamed = set(kinds.HOMED) - named_here
-    assert unnamed  # today: service_accounts and ingress
+    assert unnamed  # today: service_accounts, ingress and opa
     loaded = _sync_imports({**os.environ, **demo_env(tmp_path, _docs())}, tmp_path)
     assert "trinogen.kinds" in loaded  # the list itself is read
     for kind in unnamed:

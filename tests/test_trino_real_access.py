@@ -37,7 +37,7 @@ from tests import trino_server as ts
 from tests.conftest import CHART_DIR, demo_settings
 from tests.marks import REAL_TRINO, helm_python, trino
 from tests.test_trino_real import BOOT_TIMEOUT, Pods, for_laptop, heap_factor, render_pods
-from trinogen.settings.options.opa import parse as parse_opa
+from trinogen.kinds.opa.options import parse as parse_opa
 
 pytestmark = REAL_TRINO
 

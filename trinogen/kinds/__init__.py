@@ -23,12 +23,17 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
          "network_policies", "services", "session_defaults")
 
 # The kinds already in their home `trinogen.kinds.<kind>/`, in the order their document fields
-# are read: kind -> the document field that picks an option. The others keep their parser in
-# `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21: moved one
-# by one, every output byte-identical).
+# are read: kind -> the document field that picks an option, dotted when it sits inside another
+# field (that field's reader picks it: `accessControl.opa` in model/access.py,
+# `faultTolerance.exchange` in model/fault_tolerance.py), with `{role}`
+# when each role picks its own (`placement`, in model/operation.py). The others keep their
+# parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21:
+# moved one by one, every output byte-identical).
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
+    "opa": "accessControl.opa",
+    "disruption": "disruption",
     "event_listeners": "eventListeners",
     "resource_groups": "resourceGroups",
     # the platform hatches (issue 21, item 6)
@@ -37,7 +42,12 @@ HOMED: dict[str, str] = {
     "network_policies": "networkPolicy",
     "services": "service",
     "session_defaults": "sessionDefaults",
+    # read by other readers, after the top-level picks (model/operation.py, fault_tolerance.py):
+    # last, so that Cluster.kinds stays in this order
+    "placement": "clusterConfig.{role}.placement",
+    "exchange": "faultTolerance.exchange",
 }
+ROLES = ("coordinator", "worker")  # what `{role}` stands for, in this order
 
 # Homed kinds whose document may also write a value of its own, in this top-level field, beside
 # (or instead of) picking an option: the kind's `fill` runs when the document picks an option or
@@ -65,6 +75,17 @@ def module(kind: str, part: str) -> str:
     if part != "options":
         raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")
     return f"trinogen.settings.options.{kind}"
+
+
+def fields(kind: str) -> tuple[str, ...]:
+    """Every document field that picks an option of `kind`: one, or one per role."""
+    field = HOMED[kind]
+    return tuple(field.format(role=r) for r in ROLES) if "{role}" in field else (field,)
+
+
+def top_field(kind: str) -> str:
+    """The document's top-level field a kind is picked in (`accessControl` for `opa`)."""
+    return HOMED[kind].partition(".")[0]
 
 
 def fragment(kind: str) -> str:

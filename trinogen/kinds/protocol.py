@@ -2,15 +2,17 @@
 
 A kind's modules are imported by name (`importlib`), so these Protocols are how the callers
 type them: `named.parser` for `options`, `model.kinds` for `document`, `render.kinds` for
-`values`. Annotations only: nothing here runs.
+`values` (and its `manifests`, when it has them). Annotations and one plain tuple (`Manifest`):
+nothing here runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from trinogen.model import Cluster
     from trinogen.model.checker import Checker
     from trinogen.settings import Settings
 
@@ -77,3 +79,22 @@ class ValuesModule(Protocol):
     def values(self, part: Any, s: Settings) -> Any:
         """The template variable `<kind>` that templates/values/<kind>.yaml.j2 writes (plain
         values; anything the chart runs through Helm's tpl escaped here)."""
+
+
+class Manifest(NamedTuple):
+    """A Kubernetes object of a kind's own, a file under the cluster's `manifests/` (deployed by
+    its Application): a PodDisruptionBudget, a NetworkPolicy."""
+
+    file: str  # its name under manifests/ (`pdb-worker.yaml`); the kind's own, never a document's
+    template: str  # the template that writes it (in render.templates.TEMPLATE_NAMES)
+    variables: Mapping[str, Any]  # the template's, besides `header` and `cluster`
+    kind: str  # the object's kind and name, listed for the object checks (render/objects.py)
+    name: str
+
+
+class ManifestsModule(Protocol):
+    """A kind's `values` module that also writes objects of its own (optional: `render.kinds`
+    asks only the modules that define it)."""
+
+    def manifests(self, part: Any, cluster: Cluster, s: Settings) -> tuple[Manifest, ...]:
+        """The cluster's objects of this kind, in the order they are written."""

@@ -27,7 +27,9 @@ The package, one job per module:
   (`secret_values`: the Vault values Trino checks itself, checked when Vault is read);
 - `server_secrets`: secret placeholders in server properties, bound like a catalog's;
 - `auth`: the `authentication` option a document picks, as Trino and the chart need it.
-- `operation`: placement per role, disruption option, `stopped`; `shutdown`: the shutdown budget.
+- `operation`: placement per role (the `placement` kind, read and filled there), `stopped`;
+  `shutdown`: the shutdown budget. The option kinds in `trinogen.kinds` are picked and filled
+  by `kinds` (`disruption`, `serviceAccount`, `ingress`; `accessControl.opa` through `access`).
 
 The validator (`document` and every feature's reader it calls) is imported on first use of
 `classify`, `classify_all` or `deep_merge`: a sync whose documents the render cache serves never
@@ -69,7 +71,6 @@ from trinogen.model.types import (
     Cluster,
     Connector,
     Disabled,
-    ExchangeManager,
     Failed,
     FileConfigMap,
     FileSecret,
@@ -119,7 +120,6 @@ __all__ = [
     "Cluster",
     "Connector",
     "Disabled",
-    "ExchangeManager",
     "Failed",
     "FileConfigMap",
     "FileSecret",

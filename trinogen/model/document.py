@@ -147,8 +147,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     destination = _destination(d.get("destination"), s, c)
     found = connectors(d.get("connectors"), binding, trino, c, library)
     server = server_properties(props, trino, c)
-    ft = fault_tolerance(d.get("faultTolerance"), props, s.options("exchange"),
-                         s.options("storage"), Identity(cluster_id, owner), c)
+    ft = fault_tolerance(d.get("faultTolerance"), props, s, Identity(cluster_id, owner), c)
     spool = spooling(d.get("spooling"), s.options("storage"), Identity(cluster_id, owner),
                      head.version, c)
     files = attached_files(d.get("files"), cluster_id, binding, c)
@@ -162,11 +161,12 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
         check_auth_private(auth, _document_uses(bind, found), c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
-    access = access_control(d.get("accessControl"), s, c)
-    picked = workload(d, cluster_id, owner, s, c)
+    access, opa = access_control(d.get("accessControl"), s, c)
+    picked = workload(d, cluster_id, owner, s, c, opa)
     check_private(picked.kinds, _document_uses(bind, found), c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
-                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
+                   grace=sizing.grace_period_seconds, drain=sizing.drain_seconds,
+                   cluster_id=cluster_id)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,
                  spooling=spool,
                  files=files, auth=auth, log=log, access=access, workload=picked, operation=op,

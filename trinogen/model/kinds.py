@@ -1,10 +1,13 @@
 """The document side of the option kinds in `trinogen.kinds.HOMED`: pick, then fill.
 
-`pick` reads each kind's field (`"ingress": "public"`) against the settings' options; only
-when an option is picked is the kind's `document` module imported, so a run whose settings name
-no option of a kind never loads it. A kind of `trinogen.kinds.OWN_VALUE` may instead hold the
-document's own object (`Own`), which its `fill` checks. `fill` makes each picked option (or own
-value) the cluster's value.
+`pick` reads each kind's top-level field (`"ingress": "public"`) against the settings' options;
+a kind picked inside another field (`accessControl.opa`) is picked by that field's reader with
+`pick_one` (it alone knows when the field picks one: `accessControl` gives rules or an OPA
+name), which hands the pick on to `fill` with the others. Only when an option is picked is the
+kind's `document` module imported, so a run whose settings name no option of a kind never loads
+it. `fill` makes each picked option the cluster's value. A kind of `trinogen.kinds.OWN_VALUE`
+may instead hold the document's own object (`Own`), which its `fill` checks; a kind of `OWN`
+may be filled with no option, from the document's own field.
 Pure: the modules are imported by name, nothing is read.
 """
 
@@ -36,11 +39,14 @@ class Own:
 
 
 def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
-    """The options the document picks, kind by kind; unknown names are reported on `c`. A kind
-    of `OWN` whose own field the document writes is there too, with the option it picked or
-    None; a kind of `OWN_VALUE` whose field holds an object, with that object as `Own`."""
+    """The options the document picks in its top-level fields, kind by kind; unknown names are
+    reported on `c`. A kind of `OWN` whose own field the document writes is there too, with the
+    option it picked or None; a kind of `OWN_VALUE` whose field holds an object, with that
+    object as `Own`."""
     out: list[tuple[str, Any]] = []
     for kind, field in HOMED.items():
+        if "." in field:
+            continue  # picked by the reader of the field it sits in, with pick_one
         value = d.get(field)
         if kind in OWN_VALUE and isinstance(value, MAPS):
             out.append((kind, Own(value)))
@@ -49,6 +55,21 @@ def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
         if option is not None or (kind in OWN and d.get(OWN[kind]) is not None):
             out.append((kind, option))
     return tuple(out)
+
+
+def pick_one(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False) -> Picked:
+    """The option of `kind` that `value` (written at the kind's field) names, if any; problems
+    name the field and are reported on `c`."""
+    option = option_of(kind, value, s, c, required=required)
+    return () if option is None else ((kind, option),)
+
+
+def option_of(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False,
+              role: str = "") -> Any | None:
+    """The option `value` names (None: none, or reported on `c`); `role` fills the field of a
+    kind each role picks (`clusterConfig.{role}.placement`)."""
+    field = HOMED[kind].format(role=role) if role else HOMED[kind]
+    return c.pick(value, field, s.options(kind), kind, required=required)
 
 
 def _option(kind: str, field: str, value: Any, d: Mapping[str, Any], s: Settings,

@@ -1,9 +1,10 @@
-"""How a cluster is operated: where its pods run, how disruptions may touch it, whether it runs.
+"""How a cluster is operated: where its pods run, whether it runs, its shutdown budget.
 
-A document picks a placement per role (`clusterConfig.<role>.placement`) and a disruption option
-(`disruption`) by name from the settings, and may stop its compute (`stopped: true`). The options
-are checked when the settings are loaded; here only the choice is checked, against what the
-chart can do for each role.
+A document picks a placement per role (`clusterConfig.<role>.placement`, the `placement` kind:
+trinogen/kinds/placement/) by name from the settings, and may stop its compute (`stopped:
+true`); its disruption option is a kind of its own (trinogen/kinds/disruption/). The options are
+checked when the settings are loaded; here only the choice is checked, against what the chart
+can do for each role, and the two picks are filled as the `placement` kind's value.
 """
 
 from __future__ import annotations
@@ -11,45 +12,46 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from trinogen.kinds import ROLES
+from trinogen.model import kinds
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.model.shutdown import MAX_POLICY_PERIOD_SECONDS, termination_grace
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
-    from trinogen.settings.options.disruption import Disruption
-    from trinogen.settings.options.placement import Placement
+    from trinogen.kinds.placement.options import Placement
 
 
 class Operation(NamedTuple):
-    coordinator_placement: Placement | None = None
-    worker_placement: Placement | None = None
-    disruption: Disruption | None = None
+    kinds: kinds.Parts = ()  # the `placement` kind's value, when a role picked one
     stopped: bool = False
 
 
 def operation(d: Mapping[str, Any], settings: Settings, c: Checker, *, autoscaled: bool,
-              grace: int | None, drain: int | None) -> Operation:
-    """The document's placement, disruption and stopped choices (problems reported on `c`)."""
+              grace: int | None, drain: int | None, cluster_id: str | None
+              ) -> Operation:
+    """The document's placement and stopped choices (problems reported on `c`)."""
     cc = d.get("clusterConfig")
-    chosen: dict[str, Placement | None] = {}
-    for role in ("coordinator", "worker"):
+    chosen: list[tuple[str, Placement | None]] = []
+    for role in ROLES:
         raw = cc.get(role) if isinstance(cc, MAPS) else None
         value = raw.get("placement") if isinstance(raw, MAPS) else None
-        chosen[role] = _placement(value, role, settings, c)
-    disruption = c.pick(d.get("disruption"), "disruption", settings.options("disruption"),
-                        "disruption")
+        chosen.append((role, _placement(value, role, settings, c)))
     stopped = c.boolean(d.get("stopped"), "stopped", required=False) is True
     if grace is not None and drain is not None:
         budget = termination_grace(grace, drain)
         _check_budget(budget, grace, drain, settings.validation.max_shutdown_seconds, c)
         if autoscaled:
             _check_scale_in(budget, c)
-    return Operation(chosen["coordinator"], chosen["worker"], disruption, stopped)
+    picked = (("placement", tuple(chosen)),) if any(p for _, p in chosen) else ()
+    # the owner does not matter to a placement (nothing in it is filled in)
+    parts = kinds.fill(picked, cluster_id, "", d, settings, c) if cluster_id else ()
+    return Operation(parts, stopped)
 
 
 def _placement(value: Any, role: str, settings: Settings, c: Checker) -> Placement | None:
     path = f"clusterConfig.{role}.placement"
-    picked: Placement | None = c.pick(value, path, settings.options("placement"), "placement")
+    picked: Placement | None = kinds.option_of("placement", value, settings, c, role=role)
     if picked is not None and role == "coordinator" and picked.topology_spread:
         # The chart writes topologySpreadConstraints for workers only (deployment-worker.yaml);
         # for the coordinator Helm would drop them without a word.

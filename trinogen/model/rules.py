@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from trinogen.kinds import HOMED, OWN
+from trinogen.kinds import HOMED, OWN, top_field
 from trinogen.model.types import Role
 from trinogen.model.units import data_size_bytes, data_size_text, jvm_bytes, jvm_size_text
 
@@ -64,7 +64,7 @@ TOP_FIELDS = frozenset(
     {"clusterId", "owner", "enabled", "trinoVersion", "profile", "clusterConfig",
      "properties", "logLevels", "connectors", "destination", "files", "faultTolerance",
      "authentication", "accessControl", "monitoring", "disruption", "stopped", "spooling"}
-) | METADATA_FIELDS | frozenset(HOMED.values()) | frozenset(OWN.values())  # fmt: skip
+) | METADATA_FIELDS | frozenset(map(top_field, HOMED)) | frozenset(OWN.values())  # fmt: skip
 ROLE_FIELDS = frozenset({"replicas", "resources", "jvm", "properties", "placement"})
 WORKER_FIELDS = ROLE_FIELDS | {"autoscaling", "gracefulShutdown"}
 

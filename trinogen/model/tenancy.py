@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from trinogen.kinds import HOMED, OWN_VALUE
+from trinogen.kinds import HOMED, OWN_VALUE, fields
 from trinogen.model.checker import MAPS, Checker, show
 from trinogen.settings import Settings
 from trinogen.settings.tenants import Tenant
@@ -30,12 +30,8 @@ from trinogen.settings.tenants import Tenant
 # not count; exchange: faultTolerance with an exchange).
 REQUIRED_AT: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "authentication": (("authentication",),),
-    "opa": (("accessControl", "opa"),),
-    "placement": (("clusterConfig", "coordinator", "placement"),
-                  ("clusterConfig", "worker", "placement")),
-    "disruption": (("disruption",),),
-    "exchange": (("faultTolerance", "exchange"),),
-    **{kind: ((field,),) for kind, field in HOMED.items()},  # `ingress`...: one top-level field
+    # a homed kind's field, or one per role (placement)
+    **{kind: tuple(tuple(f.split(".")) for f in fields(kind)) for kind in HOMED},
 }
 MAX_LISTED = 10  # names listed in a message before "and N more"
 

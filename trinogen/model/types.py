@@ -5,14 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
-
-if TYPE_CHECKING:  # the option modules load with the settings that name them (settings/named)
-    from trinogen.settings.options.disruption import Disruption
-    from trinogen.settings.options.placement import Placement
 
 
 @dataclass(frozen=True)
@@ -97,20 +93,6 @@ class FileConfigMap:
 
 
 @dataclass(frozen=True)
-class ExchangeManager:
-    """Fault-tolerant execution's exchange: the chart's `server.exchangeManager` (filesystem)
-    and `additionalExchangeManagerProperties` (exchange-manager.properties on every pod)."""
-
-    base_directories: tuple[str, ...]
-    # storage and tuning lines; Vault credentials split out as in a catalog
-    properties: tuple[tuple[str, tuple[BoundSegment, ...]], ...]
-
-    @property
-    def secret_uses(self) -> tuple[SecretUse, ...]:
-        return tuple(s for _, v in self.properties for s in v if isinstance(s, SecretUse))
-
-
-@dataclass(frozen=True)
 class ServerSecret:
     """A placeholder in a server property, bound to Vault; the property holds `${ENV:<env>}`."""
 
@@ -146,15 +128,14 @@ class Authentication:
 
 @dataclass(frozen=True)
 class AccessControl:
-    """The coordinator's system access control: file-based rules, or an OPA endpoint.
+    """The coordinator's file-based access control, the document's own rules (an OPA endpoint
+    is the `opa` option kind, `trinogen.kinds.opa`).
 
-    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart);
-    `properties` the access-control.properties lines of an OPA option. Exactly one is set.
+    `rules_json` is the rules file Trino reads (re-read every `refresh_period`, no restart).
     """
 
     rules_json: str | None = None
     refresh_period: str = "60s"
-    properties: tuple[tuple[str, str], ...] = ()
 
 
 def namespace_of(cluster_id: str) -> str:
@@ -189,23 +170,19 @@ class Cluster:
     mounts: tuple[Mount, ...] = ()  # configMounts / secretMounts, in this order
     file_secrets: tuple[FileSecret, ...] = ()  # Secrets of files, filled by ESO from Vault
     file_config_maps: tuple[FileConfigMap, ...] = ()  # ConfigMaps of text files (manifests/)
-    exchange: ExchangeManager | None = None  # fault-tolerant execution (faultTolerance)
     # spooling-manager.properties of both roles (`spooling`), secrets as ${ENV:...}; () = none
     spooling_manager: tuple[tuple[str, str], ...] = ()
     server_secrets: tuple[ServerSecret, ...] = ()  # placeholders in server properties
     authentication: Authentication | None = None
-    access: AccessControl | None = None  # accessControl: rules or OPA (coordinator)
+    access: AccessControl | None = None  # accessControl's rules (an OPA pick: kind "opa")
     # The option kinds in their own home (`trinogen.kinds`): (kind, its value), in
     # `trinogen.kinds.HOMED` order, only the kinds the document picked.
     kinds: tuple[tuple[str, Any], ...] = ()
     jmx_exporter: bool = False  # the chart's JMX exporter sidecar on both roles
     service_monitor: bool = False  # ServiceMonitors for the exporter (needs jmx_exporter)
-    # How the cluster is operated (model/operation.py): placement per role, disruption budgets,
-    # the drain time of a graceful shutdown, and whether its compute is stopped (then `workers`
-    # is 0 and `autoscaling` None; files, namespace and Application stay).
-    coordinator_placement: Placement | None = None
-    worker_placement: Placement | None = None
-    disruption: Disruption | None = None
+    # How the cluster is operated (model/operation.py): the drain time of a graceful shutdown,
+    # and whether its compute is stopped (then `workers` is 0 and `autoscaling` None; files,
+    # namespace and Application stay).
     drain_seconds: int | None = None
     stopped: bool = False
     warnings: tuple[Problem, ...] = ()
@@ -225,6 +202,31 @@ class Cluster:
     def ingress(self) -> Any:
         """The coordinator's Ingress (`trinogen.kinds.ingress.document.Ingress`), or None."""
         return self.kind("ingress")
+
+    @property
+    def coordinator_placement(self) -> Any:
+        """The coordinator's placement option (`trinogen.kinds.placement.options.Placement`),
+        or None: anywhere the chart's pods may run."""
+        placements = self.kind("placement")
+        return placements.of("coordinator") if placements is not None else None
+
+    @property
+    def worker_placement(self) -> Any:
+        """The workers' placement option, or None."""
+        placements = self.kind("placement")
+        return placements.of("worker") if placements is not None else None
+
+    @property
+    def exchange(self) -> Any:
+        """Fault-tolerant execution's exchange manager
+        (`trinogen.kinds.exchange.document.ExchangeManager`), or None."""
+        return self.kind("exchange")
+
+    @property
+    def disruption(self) -> Any:
+        """The disruption budgets and coordinator rollout
+        (`trinogen.kinds.disruption.document.Budgets`), or None: no PDBs, a RollingUpdate."""
+        return self.kind("disruption")
 
     @property
     def service_account(self) -> Any:

@@ -27,9 +27,11 @@ class Workload(NamedTuple):
 
 
 def workload(d: Mapping[str, Any], cluster_id: str | None, owner: str | None, s: Settings,
-             c: Checker) -> Workload:
-    """The document's picks, checked; problems are recorded on `c`."""
-    picked = kinds.pick(d, s, c)
+             c: Checker, inside: kinds.Picked = ()) -> Workload:
+    """The document's picks, checked; problems are recorded on `c`. `inside` are the picks
+    another field's reader made (`accessControl.opa`), filled after the top-level ones (the
+    order of `trinogen.kinds.HOMED`)."""
+    picked = (*kinds.pick(d, s, c), *inside)
     jmx, monitor = _monitoring(d.get("monitoring"), c)
     if cluster_id is None or owner is None:  # reported already; nothing to fill the patterns with
         return Workload()

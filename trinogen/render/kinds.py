@@ -1,11 +1,13 @@
 """The chart values of the option kinds in `trinogen.kinds.HOMED`: one template variable each,
 and `coordinator_files`, the files they add (coordinator.additionalConfigFiles), with the
 authentication option's LDAP password-authenticator.properties (not homed yet); `role_files`
-adds the spooling manager to both roles (`worker_files`).
+adds the spooling manager to both roles (`worker_files`); and the
+objects of their own they add under manifests/ (`kind_manifests`).
 
 Every homed kind's variable is set (None when the cluster picked none of it, which its template
-fragment skips); a kind's `values` module is imported only for a cluster that picked it.
-Pure: Cluster and settings in, plain values for the template out.
+fragment skips, or writes the values of no pick: `disruption`); a kind's `values` module is
+imported only for a cluster that picked it. Pure: Cluster and settings in, plain values for the
+template out.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, module
-from trinogen.model import Cluster
+from trinogen.kinds import HOMED, ROLES, module
+from trinogen.model import AccessControl, Cluster
 from trinogen.render.escape import helm_escape, prop_key, prop_value
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:
-    from trinogen.kinds.protocol import ValuesModule
+    from trinogen.kinds.protocol import Manifest, ManifestsModule, ValuesModule
 
 
 def kind_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
@@ -71,28 +73,14 @@ def role_files(kinds: dict[str, Any], spooling: Sequence[str]) -> dict[str, Any]
     return {"coordinator_files": coordinator or None, "worker_files": worker or None}
 
 
-def kind_manifests(cluster: Cluster) -> dict[str, dict[str, Any]]:
-    """Plain manifests the option kinds add under manifests/ (name -> the object): the
-    coordinator's client NetworkPolicy of a `network_policies` pick that lets anyone in."""
-    part = cluster.kind("network_policies")
-    if part is None:
-        return {}
-    from trinogen.kinds.network_policies.values import manifest
-
-    policy = manifest(part, cluster.cluster_id, cluster.namespace, cluster.owner)
-    return {"networkpolicy-coordinator": policy} if policy is not None else {}
-
-
 def kind_objects(cluster: Cluster, full: str) -> list[tuple[str, str, str, str]]:
-    """(kind, name, maker, field) of the objects the hatch kinds make the chart or trinogen
-    create (render/objects.py lists them with the others, so no other object takes a name)."""
+    """(kind, name, maker, field) of the objects the hatch kinds make the chart create
+    (render/objects.py lists them with the others, so no other object takes a name; a kind's
+    own manifests are listed from `kind_manifests`)."""
     if cluster.kind("network_policies") is None:
         return []
-    out = [("NetworkPolicy", full, "the chart", "networkPolicy"),
-           ("Pod", f"{full}-test-networkpolicy", "the chart (a helm test hook)", "networkPolicy")]
-    out += [("NetworkPolicy", str(policy["metadata"]["name"]), "trinogen (networkPolicy)",
-             "networkPolicy") for policy in kind_manifests(cluster).values()]
-    return out
+    return [("NetworkPolicy", full, "the chart", "networkPolicy"),
+            ("Pod", f"{full}-test-networkpolicy", "the chart (a helm test hook)", "networkPolicy")]
 
 
 def kind_texts(cluster: Cluster) -> list[str]:
@@ -105,3 +93,36 @@ def kind_texts(cluster: Cluster) -> list[str]:
 def session_lines(cluster: Cluster) -> list[str]:
     """The session_defaults kind's JSON, as lines (ASCII), or none."""
     return [] if (part := cluster.kind("session_defaults")) is None else part.json_lines()
+
+
+def kind_manifests(cluster: Cluster, s: Settings) -> tuple[tuple[str, Manifest], ...]:
+    """(kind, object) of each object the picked kinds add under manifests/, kind by kind: what
+    their `values` modules' `manifests` return (a kind without one adds none)."""
+    out: tuple[tuple[str, Manifest], ...] = ()
+    for kind, part in cluster.kinds:
+        values = importlib.import_module(module(kind, "values"))
+        if hasattr(values, "manifests"):
+            out += tuple((kind, m) for m in
+                         cast("ManifestsModule", values).manifests(part, cluster, s))
+    return out
+
+
+def legacy_values(kinds: dict[str, Any]) -> dict[str, Any]:
+    """The variables a values.yaml.j2 written before issue 21 reads (an override in
+    output.templates_dir): `service_account`, `placement` (for every cluster: the kind's
+    variable, or {role: {}} without a pick), `coordinator_strategy` and
+    `coordinator_deployment_annotations`, and for an OPA pick an `access_control` without
+    rules (its `elif access_control` branch) with the properties' text in `access_properties`."""
+    opa, disruption = kinds["opa"], kinds["disruption"]
+    out: dict[str, Any] = {"service_account": kinds["service_accounts"],
+                           # role -> its chart keys, {} for a role without a placement
+                           "placement": kinds["placement"] or {role: {} for role in ROLES},
+                           "access_properties": opa["properties"] if opa else None,
+                           # what values/disruption.yaml.j2 writes, read by the role loop
+                           "coordinator_strategy": (disruption["strategy"] if disruption
+                                                    else {"type": "RollingUpdate"}),
+                           "coordinator_deployment_annotations": (disruption["annotations"]
+                                                                  if disruption else None)}
+    if opa:  # the rules and an OPA pick exclude each other (model/access.py): no rules here
+        out["access_control"] = AccessControl()
+    return out

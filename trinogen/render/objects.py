@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from trinogen.kinds.protocol import Manifest
 from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.kinds import added_file_sizes, kind_objects, kind_texts, session_lines
 from trinogen.render.names import chart_fullname, chart_worker_name, trunc63
-from trinogen.render.operation import disruption_budgets
 from trinogen.render.texts import ServerTexts
 from trinogen.secrets import Resolved, Secret, SecretUse
 
@@ -66,6 +66,8 @@ class Written(NamedTuple):  # a tuple: cheaper to create at import than a frozen
     pod_annotations: Mapping[str, str] = MappingProxyType({})
     env_uses: tuple[SecretUse, ...] = ()  # what the env Secret carries (none: no Secret)
     exporter_config: str = ""  # the JMX exporter's configuration (the settings')
+    # (kind, object) the option kinds add under manifests/ (render.kinds.kind_manifests)
+    manifests: tuple[tuple[str, Manifest], ...] = ()
 
 
 def cluster_objects(cluster: Cluster, chart: str, w: Written, *,
@@ -258,9 +260,8 @@ def _own_objects(cluster: Cluster, chart: str, w: Written,
     for cm in cluster.file_config_maps:
         yield KubeObject("ConfigMap", cm.name, "trinogen (files)", "files",
                          measure(_file_parts, cm))
-    for budget in disruption_budgets(cluster, chart).values():
-        yield KubeObject("PodDisruptionBudget", str(budget["name"]), "trinogen (disruption)",
-                         "disruption")
+    for kind, manifest in w.manifests:
+        yield KubeObject(manifest.kind, manifest.name, f"trinogen ({kind})", kind)
     yield from _ingress_tls(cluster)
 
 

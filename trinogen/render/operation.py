@@ -1,8 +1,9 @@
-"""What a cluster's operation choices put into its files: placement and rollout in values.yaml,
-the shutdown budget and scale-in behaviour, and its PodDisruptionBudgets under manifests/.
+"""What a cluster's operation choices put into values.yaml: the shutdown budget and scale-in
+behaviour (placement and the disruption option are kinds of their own: trinogen/kinds/).
 
-Pure: plain data for the templates. The PDBs and topology spread select the pods by the labels
-the chart puts on them (its `trino.selectorLabels` plus `app.kubernetes.io/component`).
+Pure: plain data for the templates. `pod_labels` are the labels the chart puts on a role's pods
+(its `trino.selectorLabels` plus `app.kubernetes.io/component`), which the placements' topology
+spread and the disruption budgets select.
 """
 
 from __future__ import annotations
@@ -11,74 +12,21 @@ from typing import Any
 
 from trinogen.model import Cluster
 from trinogen.model.shutdown import scale_down, termination_grace
-from trinogen.render.names import chart_fullname
-
-ROLES = ("coordinator", "worker")
 
 
-def pod_labels(cluster: Cluster, role: str, chart: str) -> dict[str, str]:
+def pod_labels(cluster_id: str, role: str, chart: str) -> dict[str, str]:
     """The labels the chart's Deployment of `role` selects its pods by (_helpers.tpl)."""
-    return {"app.kubernetes.io/name": chart, "app.kubernetes.io/instance": cluster.cluster_id,
+    return {"app.kubernetes.io/name": chart, "app.kubernetes.io/instance": cluster_id,
             "app.kubernetes.io/component": role}
 
 
-def values_context(cluster: Cluster, chart: str) -> dict[str, Any]:
-    """Template variables of values.yaml.j2 for placement, rollout, shutdown and scale-in."""
+def values_context(cluster: Cluster) -> dict[str, Any]:
+    """Template variables of values.yaml.j2 for shutdown and scale-in."""
     grace, drain = cluster.grace_period_seconds, cluster.drain_seconds
     budget = termination_grace(grace, grace if drain is None else drain) if grace else None
     return {
-        "placement": {role: _placement(cluster, role, chart) for role in ROLES},
-        **_coordinator_rollout(cluster),
         "termination_grace": budget,
         # Only for an autoscaled cluster whose workers drain: without graceful shutdown a worker
         # is killed after 30 s anyway, and Kubernetes' default behaviour stays as it was.
         "scale_down": scale_down(budget) if budget and cluster.autoscaling else None,
     }
-
-
-def _coordinator_rollout(cluster: Cluster) -> dict[str, Any]:
-    """The coordinator Deployment's strategy, and the Argo CD sync option a Recreate one needs.
-
-    `Replace=true` makes Argo CD replace (PUT) this one Deployment instead of its server-side
-    apply, which cannot switch a running Deployment to `Recreate`: the `rollingUpdate` the API
-    server defaulted belongs to no field manager, so apply keeps it and the API server refuses
-    the pair. After a replace, `strategy.type` belongs to the replace's manager, so a later apply
-    that names no strategy would leave `Recreate` in place: the type is therefore always written,
-    `RollingUpdate` without a disruption option (the chart's own default, spelled out).
-    Issue 20; proven in tests/test_kube_strategy.py, documented in docs/kubernetes.md.
-    """
-    rollout = cluster.disruption.coordinator_rollout if cluster.disruption else "RollingUpdate"
-    return {"coordinator_strategy": {"type": rollout},
-            "coordinator_deployment_annotations": (
-                {"argocd.argoproj.io/sync-options": "Replace=true"}
-                if rollout == "Recreate" else None)}
-
-
-def _placement(cluster: Cluster, role: str, chart: str) -> dict[str, Any]:
-    picked = cluster.coordinator_placement if role == "coordinator" else cluster.worker_placement
-    if picked is None:
-        return {}
-    values = picked.values()
-    # A spread constraint without a labelSelector would count no pods at all; the platform's
-    # option cannot name the release, so it gets this cluster's workers. A label its
-    # matchLabelKeys names is left out: the API server adds that one from the pod itself (the
-    # same value), and refuses a pod whose selector has it already (issue 20).
-    for constraint in values.get("topologySpreadConstraints", []):
-        if "labelSelector" not in constraint:
-            named = set(constraint.get("matchLabelKeys", []))
-            constraint["labelSelector"] = {"matchLabels": {
-                k: v for k, v in pod_labels(cluster, role, chart).items() if k not in named}}
-    return values
-
-
-def disruption_budgets(cluster: Cluster, chart: str) -> dict[str, dict[str, Any]]:
-    """Role -> the template variables of its PodDisruptionBudget (none without a choice)."""
-    d = cluster.disruption
-    if d is None:
-        return {}
-    fullname = chart_fullname(cluster.cluster_id, chart)
-    limits = {"coordinator": d.coordinator_max_unavailable, "worker": d.worker_max_unavailable}
-    return {role: {"name": f"{fullname}-{role}"[:63].removesuffix("-"),
-                   "max_unavailable": limits[role],
-                   "selector": pod_labels(cluster, role, chart)}
-            for role in ROLES}

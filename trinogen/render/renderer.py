@@ -20,11 +20,11 @@ from trinogen.model import Cluster, FileConfigMap, FileSecret
 from trinogen.render.environment import make_environment, template_error
 from trinogen.render.escape import Safe, helm_escape
 from trinogen.render.headers import header, root_app_header, shared_catalog_line
-from trinogen.render.kinds import kind_manifests, kind_values, role_files
+from trinogen.render.kinds import kind_manifests, kind_values, legacy_values, role_files
 from trinogen.render.limits import check_objects, object_problems
 from trinogen.render.names import chart_worker_name
 from trinogen.render.objects import Written
-from trinogen.render.operation import disruption_budgets, values_context
+from trinogen.render.operation import values_context
 from trinogen.render.pod_security import security_contexts, security_values
 from trinogen.render.projects import Project, render_projects
 from trinogen.render.selfcheck import RenderError, check_yaml
@@ -123,7 +123,7 @@ class Renderer:
         return Written(self._catalogs(cluster, resolved, inline),
                        server_texts(cluster, resolved, inline), resolved,
                        pod_annotations(cluster, versions), _env_uses(cluster, inline),
-                       exporter_config(self.settings))
+                       exporter_config(self.settings), kind_manifests(cluster, self.settings))
 
     def object_problems(self, cluster: Cluster) -> list[Problem]:
         """What rendering would refuse for Kubernetes' limits and names, without Vault
@@ -152,7 +152,7 @@ class Renderer:
                                           secret_name, texts)
         files.update(self._secret_files(cluster, head, base, secret_name, _env_data(uses, versions),
                                         versions))
-        files.update(self._manifest_files(cluster, head, base))
+        files.update(self._manifest_files(cluster, head, base, w))
         app_path = f"{s.output.applications_dir.rstrip('/')}/{cluster.cluster_id}.yaml"
         files[app_path] = self._application(cluster, head, values_path, _extra_paths(base, files))
         return files
@@ -170,17 +170,15 @@ class Renderer:
                 cluster, head, fs.name, _file_data(fs, versions))
         return files
 
-    def _manifest_files(self, cluster: Cluster, head: str, base: str) -> dict[str, bytes]:
-        """Plain manifests: the files' ConfigMaps, the disruption budgets."""
+    def _manifest_files(self, cluster: Cluster, head: str, base: str, w: Written
+                        ) -> dict[str, bytes]:
+        """Plain manifests: the files' ConfigMaps, the option kinds' objects."""
         # Features that add manifests put them under one of EXTRA_DIRS here.
         files = {f"{base}/{MANIFESTS_DIR}/{cm.name}.yaml": self._config_map(cluster, head, cm)
                  for cm in cluster.file_config_maps}
-        for role, budget in disruption_budgets(cluster, self.settings.chart.name).items():
-            files[f"{base}/{MANIFESTS_DIR}/pdb-{role}.yaml"] = _bytes(self.template(
-                "poddisruptionbudget.yaml.j2").render(header=Safe(head), cluster=cluster, **budget))
-        for name, policy in kind_manifests(cluster).items():
-            files[f"{base}/{MANIFESTS_DIR}/{name}.yaml"] = _bytes(self.template(
-                "networkpolicy.yaml.j2").render(header=Safe(head), policy=policy))
+        for _, m in w.manifests:  # a disruption option's PDBs, a network policy's...
+            files[f"{base}/{MANIFESTS_DIR}/{m.file}"] = _bytes(self.template(m.template).render(
+                header=Safe(head), cluster=cluster, **m.variables))
         return files
 
     def _catalog_copies(self, cluster: Cluster, bodies: Mapping[str, str]
@@ -228,13 +226,11 @@ class Renderer:
             "security_contexts": security_contexts(s.pods.security),
             "security_values": Safe(security_values(s.pods.security)),
             "access_control": cluster.access,
-            "access_properties": "\n".join(texts.access) + "\n" if texts.access else None,
             **workload_values(cluster, s),
             **kinds,
             **role_files(kinds, texts.spooling),
-            # the name a values.yaml.j2 written before issue 21 uses (templates_dir overrides)
-            "service_account": kinds["service_accounts"],
-            **values_context(cluster, s.chart.name),
+            **legacy_values(kinds),
+            **values_context(cluster),
         }
         return _bytes(self.template("values.yaml.j2").render(context))
 

@@ -29,7 +29,8 @@ class ServerTexts(NamedTuple):  # a tuple: a frozen dataclass costs every run ~3
 
 def server_texts(cluster: Cluster, resolved: Resolved, inline: bool) -> ServerTexts:
     """The lines of one cluster, each side escaped by java.util.Properties rules."""
-    access = cluster.access.properties if cluster.access else ()
+    opa = cluster.kind("opa")  # trinogen.kinds.opa.document.Opa
+    access = opa.properties if opa is not None else ()
     return ServerTexts(
         config=lines(cluster.config_properties), node=lines(cluster.node_properties),
         log=lines(cluster.log_properties), coordinator=lines(cluster.coordinator.extra_properties),

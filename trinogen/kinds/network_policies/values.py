@@ -10,6 +10,8 @@ from typing import Any
 
 from trinogen.kinds.network_policies.document import NetworkPolicy
 from trinogen.kinds.network_policies.options import chart_values, coordinator_policy
+from trinogen.kinds.protocol import Manifest
+from trinogen.model import Cluster
 from trinogen.settings import Settings
 
 
@@ -26,3 +28,14 @@ def manifest(part: NetworkPolicy, release: str, namespace: str, owner: str
               "trinogen.io/owner": owner}
     return coordinator_policy(part.option, release=release, namespace=namespace,
                               https=part.https, ingress=part.ingress, labels=labels)
+
+
+def manifests(part: NetworkPolicy, cluster: Cluster, s: Settings) -> tuple[Manifest, ...]:
+    """The coordinator's client NetworkPolicy, `manifests/networkpolicy-coordinator.yaml`, when
+    the option lets anyone in besides the cluster's own pods."""
+    del s
+    policy = manifest(part, cluster.cluster_id, cluster.namespace, cluster.owner)
+    if policy is None:
+        return ()
+    return (Manifest("networkpolicy-coordinator.yaml", "networkpolicy.yaml.j2",
+                     {"policy": policy}, "NetworkPolicy", str(policy["metadata"]["name"])),)

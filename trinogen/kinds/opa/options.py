@@ -1,4 +1,4 @@
-"""Named option kind `opa`: an Open Policy Agent endpoint a cluster's coordinator asks.
+"""`opa:` options: an Open Policy Agent endpoint a cluster's coordinator asks (issue 13, item 3).
 
 ```yaml
 opa:

@@ -1,4 +1,4 @@
-"""Named option kind `disruption`: how voluntary disruptions may touch a cluster (issue 14, item 3).
+"""`disruption:` options: how voluntary disruptions may touch a cluster (issue 14, item 3).
 
     disruption:
       standard:
@@ -9,7 +9,7 @@
 A document that picks one (`"disruption": "standard"`) gets a PodDisruptionBudget for its
 workers and one for its coordinator (under `manifests/`, deployed by its Application) and the
 coordinator Deployment's strategy (a Recreate one with Argo CD's `Replace=true`: see
-trinogen/render/operation.py). Every field has a default, so `standard: {}` is valid. To give
+trinogen/kinds/disruption/values.py). Every field has a default, so `standard: {}` is valid. To give
 every cluster one, name it in the settings' `defaults` (`defaults: {disruption: standard}`).
 """
 

@@ -1,4 +1,4 @@
-"""Named option kind `placement`: where a role's pods may run (issue 14, item 2).
+"""`placement:` options: where a role's pods may run (issue 14, item 2).
 
     placement:
       spot-workers:

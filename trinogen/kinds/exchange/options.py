@@ -1,10 +1,11 @@
-"""Named option kind `exchange`: where fault-tolerant execution spools its exchange data.
+"""`exchange:` options: where fault-tolerant execution spools its exchange data (issue 14,
+item 4).
 
 `exchange: {fte-eu: {storage: lake-eu, location: "s3://trino-exchange/{cluster}"}}` names a
 storage option (its credentials and endpoint) and one or more base locations; `{cluster}` and
 `{owner}` are substituted, so every cluster spools under its own prefix. A document picks one with
 `faultTolerance.exchange`. Turned into the chart's `server.exchangeManager` and
-`additionalExchangeManagerProperties` by `trinogen.model.fault_tolerance`. Pure.
+`additionalExchangeManagerProperties` by `trinogen.kinds.exchange.document`. Pure.
 
 That `storage` names a storage option is checked once all options are loaded
 (`trinogen.settings.checks`).

@@ -149,7 +149,8 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     f.argo.set("c01", health="Degraded", revision=f.head(), message="CrashLoopBackOff")
     halted = f.sync()
     assert f.on_version() == CANARY
-    assert all(f.tree()[p] == before[p] for p in before if p != STATE)
+    after = f.tree()  # read once: each read is a `git show` per file
+    assert all(after[p] == before[p] for p in before if p != STATE)
     out = halted.to_json()["rollout"]
     assert out["state"] == "halted" and out["wave"] == "canary"
     assert out["haltedBy"]["cluster"] == "c01"

@@ -168,7 +168,10 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     f.healthy()  # recovered: a halt still waits for a person
     assert f.sync().rollout["state"] == "halted" and f.on_version() == CANARY
     resumed = f.sync(resume_rollout=True)
-    assert resumed.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY
+    # Once seen 'idle' here in a full run on a loaded machine (not reproduced): say what the
+    # run saw if it happens again (a cluster that failed, the gate's words).
+    seen = (resumed.rollout, [(x.cluster_id, x.stage, x.problems[:1]) for x in resumed.failed[:3]])
+    assert resumed.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY, seen
     for _ in range(2):
         f.healthy()
         f.sync()

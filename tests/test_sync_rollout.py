@@ -149,7 +149,8 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     f.argo.set("c01", health="Degraded", revision=f.head(), message="CrashLoopBackOff")
     halted = f.sync()
     assert f.on_version() == CANARY
-    assert all(f.tree()[p] == before[p] for p in before if p != STATE)
+    after = f.tree()  # read once: each read is a `git show` per file
+    assert all(after[p] == before[p] for p in before if p != STATE)
     out = halted.to_json()["rollout"]
     assert out["state"] == "halted" and out["wave"] == "canary"
     assert out["haltedBy"]["cluster"] == "c01"
@@ -167,7 +168,10 @@ def test_a_degraded_canary_halts_until_resumed(tmp_path: Path) -> None:
     f.healthy()  # recovered: a halt still waits for a person
     assert f.sync().rollout["state"] == "halted" and f.on_version() == CANARY
     resumed = f.sync(resume_rollout=True)
-    assert resumed.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY
+    # Once seen 'idle' here in a full run on a loaded machine (not reproduced): say what the
+    # run saw if it happens again (a cluster that failed, the gate's words).
+    seen = (resumed.rollout, [(x.cluster_id, x.stage, x.problems[:1]) for x in resumed.failed[:3]])
+    assert resumed.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY, seen
     for _ in range(2):
         f.healthy()
         f.sync()
@@ -463,3 +467,44 @@ def test_an_abort_keeps_a_released_clusters_later_own_edit(tmp_path: Path) -> No
     assert report.rollout["restored"] == ["c01"]
     values = yaml.safe_load(f.tree()["trino-clusters/c00/values.yaml"])
     assert values["server"]["workers"] == 4
+
+
+def test_a_targeted_sync_moves_no_wave_and_never_closes_the_rollout(tmp_path: Path) -> None:
+    """`sync --cluster` (and each `watch` batch) sees only its clusters, so though the gate says
+    go it neither releases a wave nor declares the rollout complete; the next full sync does."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.healthy()
+    targeted = f.sync(clusters=("c00",))
+    assert targeted.rollout["state"] == "rolling" and targeted.rollout["wave"] == "canary"
+    assert "targeted sync moves no wave" in targeted.rollout["waiting"]
+    assert "rollout complete" not in targeted.rollout["notes"]
+    assert f.on_version() == CANARY and f.record()["rollout"]["wave"] == 0
+    f.healthy()  # Argo CD follows the record's commit
+    full = f.sync()
+    assert full.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY
+
+
+def test_held_clusters_that_fail_keep_the_rollout_open(tmp_path: Path) -> None:
+    """A run in which every held cluster fails (here: their documents invalid) cannot tell the
+    change has nothing left to reach: the rollout stays open, and the next wave goes once they
+    render again (before, such a run reported `rollout complete`, idle)."""
+    f = started(tmp_path)
+    f.bump_chart()
+    f.sync()
+    f.healthy()
+    docs = f.mongo.source.collection
+    saved = {cid: docs.find_one({"clusterId": cid}) for cid in sorted(EARLY | REST)}
+    for cid in saved:
+        docs.update_one({"clusterId": cid}, {"$set": {"workers": "lots"}})
+    broken = f.sync()
+    assert len(broken.failed) == len(EARLY | REST)
+    assert broken.rollout["state"] == "rolling" and broken.rollout["wave"] == "canary"
+    assert broken.rollout["waiting"].startswith("not closed: c02, c03, c04, c05, c06 and 13 more")
+    assert f.on_version() == CANARY and f.record()["rollout"]["released"] == {"c00": 0, "c01": 0}
+    for cid, doc in saved.items():
+        docs.replace_one({"clusterId": cid}, doc)
+    f.healthy()
+    again = f.sync()
+    assert again.rollout["state"] == "rolling" and f.on_version() == CANARY | EARLY

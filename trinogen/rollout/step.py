@@ -30,7 +30,7 @@ from trinogen.errors import ConfigError, UnavailableError
 from trinogen.model import RawDocument
 from trinogen.plan import DesiredFile, Layout
 from trinogen.ports import ArgoViewFactory, Repository
-from trinogen.rollout.gate import ADVANCE, HALT, Verdict, by_cluster, judge
+from trinogen.rollout.gate import ADVANCE, HALT, WAIT, Verdict, by_cluster, judge
 from trinogen.rollout.state import Halt, Rollout, RolloutState, load
 from trinogen.rollout.waves import Facts, assign, names, wave_of
 from trinogen.settings import Settings
@@ -277,27 +277,49 @@ def _gate_or_start(step: Step, i: Inputs, fleet: Mapping[str, int], p: Prepared)
         step.rollout = None  # nothing the abort holds any more: the change was undone
         step.notes.append("the aborted change is undone everywhere: rollout closed")
     elif r is not None and r.halted is None and not r.aborted and p.verdict is not None:
-        _gate(step, i, r, fleet, p.verdict)
+        _gate(step, i, r, fleet, p.verdict, p.held_files)
     if step.rollout is None and fleet:  # a new fleet change: the first wave it touches goes
         step.rollout = Rollout(started=i.now, wave=min(fleet.values()), waves=p.waves)
         step.started = True
 
 
-def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict) -> None:
-    """Apply the gate's verdict (`prepare`: the released clusters with files in git watched)."""
+def _gate(step: Step, i: Inputs, r: Rollout, fleet: Mapping[str, int], verdict: Verdict,
+          held_files: Mapping[str, object]) -> None:
+    """Apply the gate's verdict (`prepare`: the released clusters with files in git watched).
+
+    The next wave, or the end, is read from the clusters this run found changed: a run that did
+    not judge every cluster (a targeted one, or one whose held clusters failed) cannot tell that
+    nothing is left to release, so it moves no wave and never closes the rollout."""
     step.verdict = verdict
     later = [w for w in fleet.values() if w > r.wave]
+    unseen = _unseen(i, r, held_files, bool(later))
     if verdict.action == HALT:
         step.rollout = dataclasses.replace(r, halted=Halt(r.wave, verdict.cluster or "",
                                                           verdict.reason, i.now),
                                            healthy_since=None)
-    elif verdict.action != ADVANCE:
+    elif verdict.action != ADVANCE or unseen:
         step.rollout = dataclasses.replace(r, healthy_since=verdict.healthy_since)
+        if unseen:
+            step.verdict = dataclasses.replace(verdict, action=WAIT, reason=unseen)
     elif later:
         step.rollout = dataclasses.replace(r, wave=min(later), healthy_since=None)
     else:  # every wave released and healthy for the soak time
         step.rollout = None
         step.notes.append("rollout complete")
+
+
+def _unseen(i: Inputs, r: Rollout, held_files: Mapping[str, object], later: bool) -> str | None:
+    """Why this run may not move the waves on though the gate says go, or None."""
+    if not i.full_run:
+        return ("a targeted sync moves no wave (it does not see every cluster): the next full "
+                "sync does")
+    failed = sorted({c for f in i.desired.failed if (c := f.cluster_id) is not None
+                     and c in held_files and c not in r.released})
+    if later or not failed:
+        return None
+    shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+    return (f"not closed: {shown} failed in this run, so whether the change still has to reach "
+            "them is unknown; the rollout goes on once they render")
 
 
 def _verdict(i: Inputs, watched: list[str], r: Rollout) -> Verdict:

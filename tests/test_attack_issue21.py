@@ -1,0 +1,154 @@
+"""Issue 21's new fields and options as an attacker uses them: each hole found, held shut.
+
+Documents are written by many teams, so each case is one document (or one platform option) that
+tried to reach past its own cluster: a type the readers did not expect in a field another kind
+reads raw (a traceback stops every cluster's sync), a line the platform's option writes, a
+spooling prefix or key two clusters would share. Expectations come from the input: which field
+the document wrote, which clusters the templates give the same text.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+
+from tests.test_spooling import KEY_REF, S3
+from trinogen.errors import ConfigError
+from trinogen.model import Cluster, Failed, RawDocument, classify, classify_all
+from trinogen.model.checker import field_path
+from trinogen.settings import Settings
+from trinogen.settings.named import parse_kind
+from trinogen.settings.options.spooling import parse as parse_spooling
+from tests.conftest import demo_settings
+
+LISTENERS = {
+    "audit": {"type": "http", "uri": "https://audit.example.com/{cluster}",
+              "required": {"profiles": ["prod"], "tenants": ["finance"]}},
+    "lineage": {"type": "openlineage", "url": "https://marquez.example.com"},
+}
+STORAGE = {"lake": {"type": "s3", "region": "us-east-1", "credentials": "workload-identity",
+                    "spooling": {"location": "s3://spool/{cluster}",
+                                 "shared_secret_key": KEY_REF}}}
+
+
+def settings() -> Settings:
+    """The demo settings with two event listeners (one required for prod and finance) and a
+    storage option that spools."""
+    s = demo_settings()
+    return dataclasses.replace(s, named={
+        **s.named, "event_listeners": parse_kind("event_listeners", LISTENERS, "t"),
+        "storage": parse_kind("storage", STORAGE, "t")})
+
+
+def doc(**top: Any) -> dict[str, Any]:
+    return {"_id": "atk-1", "clusterId": "etl", "owner": "etl_team", "enabled": True,
+            "connectors": [{"name": "tpch", "properties": {"connector.name": "tpch"}}],
+            **copy.deepcopy(top)}
+
+
+def judge(d: dict[str, Any]) -> Cluster | Failed:
+    out = classify(RawDocument(f'"{d["_id"]}"', d), settings())
+    assert isinstance(out, (Cluster, Failed)), out
+    return out
+
+
+def fields(out: Cluster | Failed) -> set[str]:
+    assert isinstance(out, Failed), "the document was accepted"
+    assert all(p.cluster == "etl" for p in out.problems), out.problems
+    return {p.field for p in out.problems}
+
+
+# --- a document's own types where a required listener is looked up -------------------------
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("owner", ["finance"]), ("owner", {"name": "finance"}), ("profile", []),
+    ("profile", {"name": "prod"}), ("profile", ["prod"]),
+])
+def test_an_unhashable_owner_or_profile_fails_its_cluster_not_the_sync(field: str,
+                                                                        value: Any) -> None:
+    """With a listener required per profile or tenant, a list or object as `owner`/`profile`
+    is that document's error at the field, and the other documents of the sync still classify."""
+    bad = doc(**{field: value})
+    good = doc(_id="atk-2", clusterId="other")
+    outcomes = classify_all([RawDocument('"atk-1"', bad), RawDocument('"atk-2"', good)],
+                            settings())
+    by_doc = {o.doc_id: o for o in outcomes}
+    assert field in fields(by_doc['"atk-1"'])  # type: ignore[arg-type]
+    assert isinstance(by_doc['"atk-2"'], Cluster)
+
+
+# --- eventListeners: every entry is a name -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("listeners", "at"), [
+    ([None], "eventListeners[0]"),
+    (["lineage", None], "eventListeners[1]"),
+])
+def test_a_null_among_the_listeners_is_refused_at_its_index(listeners: list[Any],
+                                                              at: str) -> None:
+    """A null entry is not a listener's name: refused at its index, not silently skipped."""
+    assert at in fields(judge(doc(eventListeners=listeners)))
+
+
+# --- lines a picked option writes are the option's ---------------------------------------------
+
+
+@pytest.mark.parametrize(("where", "key", "value"), [
+    ("properties", "protocol.spooling.enabled", "false"),
+    ("properties", "protocol.spooling.enabled", " FALSE "),
+    ("coordinator", "protocol.spooling.enabled", "false"),
+    ("worker", "protocol.spooling.enabled", "false"),
+])
+def test_a_document_line_the_spooling_pick_writes_is_refused(where: str, key: str,
+                                                             value: str) -> None:
+    """With `spooling` picked, the document writing a key the protocol writes too (a second
+    line of one key in config.properties) is refused at that property."""
+    section, _, rest = key.partition(".")
+    d = doc(spooling={"storage": "lake"})
+    if where == "properties":
+        d["properties"] = {section: {rest: value}}
+        at = field_path("properties", key)
+    else:
+        d["clusterConfig"] = {where: {"properties": {key: value}}}
+        at = f"clusterConfig.{where}.properties"
+    assert any(f.startswith(at) for f in fields(judge(d))), at
+
+
+def test_without_spooling_picked_the_switch_off_is_still_a_plain_line() -> None:
+    """`protocol.spooling.enabled=false` alone needs nothing (Trino's default): accepted."""
+    out = judge(doc(properties={"protocol": {"spooling.enabled": "false"}}))
+    assert isinstance(out, Cluster), out
+
+
+# --- one spooling prefix and one key per cluster ------------------------------------------------
+
+
+@pytest.mark.parametrize(("block", "ok"), [
+    ({"location": "s3://spool/{cluster}"}, True),
+    ({"location": "s3://spool-{cluster}/x"}, True),  # {cluster} alone: each cluster its text
+    ({"location": "s3://spool/{owner}/{cluster}/"}, True),
+    ({"location": "s3://spool/{cluster}/{owner}"}, True),
+    ({"location": "s3://spool/{owner}-{cluster}"}, False),  # a-b + c == a + b-c
+    ({"location": "s3://spool/{cluster}-{owner}"}, False),
+    ({"location": "s3://spool/{owner}{cluster}/"}, False),  # teama + b == team + ab
+    ({"location": "s3://spool-{owner}-{cluster}/"}, False),
+    ({"shared_secret_key": "secret/trino/{owner}/{cluster}#key"}, True),
+    ({"shared_secret_key": "secret/trino/{cluster}#{owner}"}, True),
+    ({"shared_secret_key": "secret/trino/{owner}-{cluster}#key"}, False),
+    ({"shared_secret_key": "secret/trino/{owner}/x{cluster}#key"}, False),
+])
+def test_a_spooling_template_must_give_two_clusters_two_texts(block: dict[str, str],
+                                                              ok: bool) -> None:
+    """With `{owner}` in a location or key, `{cluster}` must be a whole segment of it: owner
+    `a-b` with cluster `c` and owner `a` with cluster `b-c` would otherwise share one prefix
+    (each prunes and, with prefix-scoped credentials, reads the other's results) or one key."""
+    raw = {**S3, **block}
+    if ok:
+        parse_spooling("storage.x.spooling", raw, "s3", None)
+        return
+    with pytest.raises(ConfigError, match=r"storage\.x\.spooling\.(location|shared_secret_key)"):
+        parse_spooling("storage.x.spooling", raw, "s3", None)

@@ -65,7 +65,10 @@ class Required:
     tenants: frozenset[str] = frozenset()  # documents' `owner`
 
     def applies(self, profile: object, owner: object) -> bool:
-        return self.every or profile in self.profiles or owner in self.tenants
+        # The document's raw values (their own checks report a wrong type): a list or an
+        # object is no profile or owner, and would not hash into the sets.
+        return self.every or (type(profile) is str and profile in self.profiles) or \
+            (type(owner) is str and owner in self.tenants)
 
 
 @dataclass(frozen=True)

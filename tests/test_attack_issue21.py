@@ -111,7 +111,7 @@ def test_a_document_line_the_spooling_pick_writes_is_refused(where: str, key: st
     d = doc(spooling={"storage": "lake"})
     if where == "properties":
         d["properties"] = {section: {rest: value}}
-        at = field_path("properties", key)
+        at = field_path(f"properties.{section}", rest)
     else:
         d["clusterConfig"] = {where: {"properties": {key: value}}}
         at = f"clusterConfig.{where}.properties"

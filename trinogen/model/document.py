@@ -23,6 +23,7 @@ from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
 from trinogen.model.files import attached_files
+from trinogen.model.kinds import Parts as KindParts
 from trinogen.model.kinds import check_private
 from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.names import reserved
@@ -39,7 +40,7 @@ from trinogen.model.rules import (
     TRINO_VERSION,
 )
 from trinogen.model.server_secrets import ServerBinding
-from trinogen.model.spooling import spooling
+from trinogen.model.spooling import SpoolingProtocol, spooling
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
@@ -165,12 +166,28 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     access = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c)
     check_private(picked.kinds, _document_uses(bind, found), c)
+    _check_option_lines(_server_keys(props, sizing), spool, picked.kinds, c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
     return Parts(bind=bind, sizing=sizing, server=server, found=found, fault_tolerance=ft,
                  spooling=spool,
                  files=files, auth=auth, log=log, access=access, workload=picked, operation=op,
                  destination=destination, profile=d.get("profile"))
+
+
+def _check_option_lines(keys: list[tuple[str, str]], spool: SpoolingProtocol | None,
+                        kinds: KindParts, c: Checker) -> None:
+    """A key that a picked field's option writes is the option's: the document's own line of it
+    would be a second line of one key in config.properties (`protocol.spooling.enabled=false`
+    beside the spooling pick's `true`), and Trino keeps one of them."""
+    owner = {key: "spooling" for key, _ in (spool.config if spool is not None else ())}
+    for kind, part in kinds:
+        for key, _ in (*part.config, *part.coordinator, *getattr(part, "worker", ())):
+            owner.setdefault(key, f"the {kind} option it picked")
+    for key, path in keys:
+        if key in owner:
+            c.error(path, f"{key} is written by trinogen from the document's {owner[key]}; "
+                    "remove it")
 
 
 def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None

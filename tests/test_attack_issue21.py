@@ -152,3 +152,39 @@ def test_a_spooling_template_must_give_two_clusters_two_texts(block: dict[str, s
         return
     with pytest.raises(ConfigError, match=r"storage\.x\.spooling\.(location|shared_secret_key)"):
         parse_spooling("storage.x.spooling", raw, "s3", None)
+
+
+# --- where a listener sends a cluster's events names that cluster alone -------------------------
+
+
+HTTP = {"type": "http", "uri": "https://audit.example.com/{cluster}"}
+KAFKA = {"type": "kafka", "brokers": ["kafka:9092"], "topics": {"completed": "trino.{cluster}"}}
+LINEAGE = {"type": "openlineage", "url": "https://marquez.example.com"}
+
+
+@pytest.mark.parametrize(("option", "ok"), [
+    ({**HTTP, "uri": "https://audit.example.com/{owner}/{cluster}"}, True),
+    ({**HTTP, "uri": "https://audit.example.com/{owner}-{cluster}"}, False),
+    ({**HTTP, "uri": "https://{cluster}{owner}.audit.example.com/"}, False),
+    ({**HTTP, "headers": {"X-Cluster": "{owner}.{cluster}"}}, True),
+    ({**HTTP, "headers": {"X-Cluster": "{owner}-{cluster}"}}, False),
+    ({**HTTP, "headers": {"Authorization": {"vault": "secret/audit/{owner}-{cluster}#t"}}}, False),
+    ({**KAFKA, "topics": {"completed": "trino.{owner}.{cluster}"}}, True),
+    ({**KAFKA, "topics": {"completed": "trino_{cluster}_{owner}"}}, True),
+    ({**KAFKA, "topics": {"completed": "trino-{owner}-{cluster}"}}, False),
+    ({**KAFKA, "topics": {"split": "trino.{cluster}-{owner}"}}, False),
+    ({**LINEAGE, "namespace": "{owner}/{cluster}"}, True),
+    ({**LINEAGE, "namespace": "{owner}-{cluster}"}, False),
+    ({**LINEAGE, "api_key": "secret/marquez/{owner}{cluster}#key"}, False),
+])
+def test_a_listener_template_must_give_two_clusters_two_texts(option: dict[str, Any],
+                                                              ok: bool) -> None:
+    """Beside `{owner}`, `{cluster}` in a listener's URI, header, topic, namespace or Vault path
+    is set off by a character no cluster id holds: else cluster `c` of owner `a-b` and cluster
+    `b-c` of owner `a` (a document names its own owner) post into one stream, one forging the
+    other's audit trail or reading its secret."""
+    if ok:
+        parse_kind("event_listeners", {"x": option}, "t")
+        return
+    with pytest.raises(ConfigError, match=r"event_listeners\.x\."):
+        parse_kind("event_listeners", {"x": option}, "t")

@@ -32,7 +32,13 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import is_http_url
-from trinogen.settings.options.metadata import SAMPLE, check_pattern, fill, known_fields
+from trinogen.settings.options.metadata import (
+    SAMPLE,
+    check_one_per_cluster,
+    check_pattern,
+    fill,
+    known_fields,
+)
 
 EVENTS = ("created", "completed", "split")
 _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")  # airlift's Duration units
@@ -237,11 +243,18 @@ def _plain(where: str, text: str) -> str:
 
 def _pattern(where: str, value: Any) -> str:
     """Plain text in which `{cluster}` and `{owner}` are substituted."""
-    return _plain(where, check_pattern(where, value))
+    return _plain(where, _own(where, check_pattern(where, value)))
+
+
+def _own(where: str, template: str) -> str:
+    """A text that names the cluster to the receiver (where its events go, under which name,
+    with which secret) names that cluster alone."""
+    check_one_per_cluster(where, template, "destination of events")
+    return template
 
 
 def _url(where: str, raw: Mapping[str, Any], key: str) -> str:
-    value = check_pattern(f"{where}.{key}", raw.get(key))
+    value = _own(f"{where}.{key}", check_pattern(f"{where}.{key}", raw.get(key)))
     if not is_http_url(fill(value, **SAMPLE)):
         raise ConfigError(f"{where}.{key} must be an http:// or https:// URL")
     return _plain(f"{where}.{key}", value)
@@ -268,7 +281,7 @@ def _events(where: str, value: Any) -> tuple[str, ...]:
 
 
 def _topic(where: str, value: Any) -> None:
-    if not _TOPIC.fullmatch(fill(check_pattern(where, value), **SAMPLE)):
+    if not _TOPIC.fullmatch(fill(_own(where, check_pattern(where, value)), **SAMPLE)):
         raise ConfigError(f"{where} must be a Kafka topic name: A-Z a-z 0-9 . _ - "
                           "({cluster} and {owner} may be substituted)")
 
@@ -277,7 +290,7 @@ def _ref(where: str, value: Any) -> str:
     try:  # the grammar the model parses each cluster's reference with, on a sample cluster
         if isinstance(value, str):
             settings_ref(value, **SAMPLE)
-            return value
+            return _own(where, value)
     except PlaceholderError:
         pass
     raise ConfigError(f"{where} must be a Vault reference <mount>/<path>#<key> (only {{cluster}} "

@@ -34,7 +34,7 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import property_lines
-from trinogen.settings.options.metadata import SAMPLE
+from trinogen.settings.options.metadata import SAMPLE, check_one_per_cluster
 
 # The location scheme the plugin serves for each store type (FileSystemSpoolingModule binds
 # exactly these three, Trino 476).
@@ -52,11 +52,6 @@ _DURATION = re.compile(r"\d+(\.\d+)?(ns|us|ms|s|m|h|d)")  # io.airlift.units.Dur
 # PartitionedLayoutConfig); the rest of the file comes from the fields and the store.
 _TUNING = re.compile(r"fs\.(segment\.[-a-z0-9.]+|layout(\.[-a-z0-9.]+)?)")
 _OWNED = frozenset({"fs.segment.ttl"})
-# `{cluster}` not a whole segment (between `/`, `#` and the ends). Beside `{owner}` that lets two
-# clusters share one text: owner a-b with cluster c and owner a with cluster b-c both give
-# "a-b-c" from "{owner}-{cluster}" (owners and cluster ids both hold '-'; a document names its
-# own owner), so one would prune, and with prefix-scoped credentials read, the other's results.
-_LOOSE_CLUSTER = re.compile(r"(?<![/#])\{cluster\}|\{cluster\}(?![/#]|$)")
 
 
 @dataclass(frozen=True)
@@ -126,16 +121,9 @@ def _location(where: str, loc: Any, store_type: str, account: str | None) -> str
         # Two clusters under one prefix would serve and prune each other's segments.
         raise ConfigError(f"{at} {loc!r} must contain {{cluster}}: every cluster needs its own "
                           "spooling prefix")
-    _one_per_cluster(at, loc, "spooling prefix")
+    check_one_per_cluster(at, loc, "spooling prefix")
     return loc if loc.endswith("/") else f"{loc}/"
 
-
-def _one_per_cluster(at: str, template: str, what: str) -> None:
-    """With `{owner}` in it, `{cluster}` must be a whole segment (_LOOSE_CLUSTER)."""
-    if "{owner}" in template and _LOOSE_CLUSTER.search(template):
-        raise ConfigError(f"{at} {template!r}: beside {{owner}}, {{cluster}} must be a whole "
-                          f"segment (/{{cluster}}/): owner a-b of cluster c and owner a of "
-                          f"cluster b-c would otherwise share one {what}")
 
 
 def _secret(where: str, ref: Any) -> str:
@@ -152,7 +140,7 @@ def _secret(where: str, ref: Any) -> str:
         # cluster's coordinator accept the ids another minted.
         raise ConfigError(f"{at} {ref!r} must contain {{cluster}}: every cluster needs its own "
                           "key")
-    _one_per_cluster(at, ref, "key")
+    check_one_per_cluster(at, ref, "key")
     return ref
 
 

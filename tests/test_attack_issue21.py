@@ -188,3 +188,11 @@ def test_a_listener_template_must_give_two_clusters_two_texts(option: dict[str, 
         return
     with pytest.raises(ConfigError, match=r"event_listeners\.x\."):
         parse_kind("event_listeners", {"x": option}, "t")
+
+
+@pytest.mark.parametrize("kind", [[], ["http"], {}, {"http": 1}])
+def test_a_listener_type_of_the_wrong_shape_is_a_settings_error(kind: Any) -> None:
+    """`type: [http]` (a list, as authentication's `type` may be) is a ConfigError naming
+    `event_listeners.x.type`, not a TypeError out of the settings loader."""
+    with pytest.raises(ConfigError, match=r"event_listeners\.x\.type"):
+        parse_kind("event_listeners", {"x": {**HTTP, "type": kind}}, "t")

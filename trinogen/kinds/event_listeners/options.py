@@ -130,7 +130,7 @@ def parse(where: str, raw: Mapping[str, Any]) -> Listener:
         raise ConfigError(f"{where}: a listener's name is lower-case letters, digits and '-' "
                           "(it names the listener's file in /etc/trino)")
     kind = raw.get("type")
-    if kind not in _BY_TYPE:
+    if type(kind) is not str or kind not in _BY_TYPE:  # a list would not hash
         raise ConfigError(f"{where}.type must be one of {', '.join(_BY_TYPE)}, not {kind!r}")
     return _BY_TYPE[kind](where, raw, _required(where, raw.get("required", False)))
 

@@ -196,3 +196,45 @@ def test_a_listener_type_of_the_wrong_shape_is_a_settings_error(kind: Any) -> No
     `event_listeners.x.type`, not a TypeError out of the settings loader."""
     with pytest.raises(ConfigError, match=r"event_listeners\.x\.type"):
         parse_kind("event_listeners", {"x": {**HTTP, "type": kind}}, "t")
+
+
+# --- who may sign in to a cluster is that cluster's alone ---------------------------------------
+
+
+SECRET = "secret/platform/{cluster}/auth#shared-secret"
+JWT = {"type": "JWT", "tls": "ingress", "shared_secret": SECRET,
+       "jwt": {"jwks_url": "https://idp.example.com/jwks.json",
+               "required_audience": "trino-{cluster}"}}
+LDAP = {"type": "LDAP", "tls": "ingress", "shared_secret": SECRET,
+        "ldap": {"url": "ldaps://ldap.example.com", "bind_dn": "cn=trino",
+                 "bind_password": "secret/platform/ldap#pw", "user_base_dn": "ou=people",
+                 "group_auth_pattern": "(&(uid=${USER})(memberOf=cn=trino-{cluster}))"}}
+
+
+def _with(option: dict[str, Any], section: str, **fields: str) -> dict[str, Any]:
+    return {**option, section: {**option[section], **fields}}
+
+
+@pytest.mark.parametrize(("option", "ok"), [
+    (_with(JWT, "jwt", required_audience="trino.{owner}.{cluster}"), True),
+    (_with(JWT, "jwt", required_audience="trino-{owner}-{cluster}"), False),
+    (_with(JWT, "jwt", required_audience="{cluster}{owner}"), False),
+    (_with(LDAP, "ldap", group_auth_pattern="(&(uid=${USER})(memberOf=cn={owner}_{cluster}))"),
+     True),
+    (_with(LDAP, "ldap", group_auth_pattern="(&(uid=${USER})(memberOf=cn={owner}-{cluster}))"),
+     False),
+    (_with(LDAP, "ldap", user_base_dn="ou={cluster}-{owner}"), False),
+    (_with(LDAP, "ldap", bind_password="secret/ldap/{owner}-{cluster}#pw"), False),
+    ({**JWT, "shared_secret": "secret/platform/{owner}-{cluster}#s"}, False),
+])
+def test_a_sign_in_template_must_give_two_clusters_two_texts(option: dict[str, Any],
+                                                             ok: bool) -> None:
+    """Beside `{owner}`, `{cluster}` in a JWT audience, an LDAP filter or DN, or a Vault path of
+    the authentication option is set off by a character no cluster id holds: else a token
+    minted for cluster `b-c` of owner `a` (or membership in its LDAP group) signs in to cluster
+    `c` of owner `a-b`."""
+    if ok:
+        parse_kind("authentication", {"x": option}, "t")
+        return
+    with pytest.raises(ConfigError, match=r"authentication\.x\."):
+        parse_kind("authentication", {"x": option}, "t")

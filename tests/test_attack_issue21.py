@@ -132,6 +132,7 @@ def test_without_spooling_picked_the_switch_off_is_still_a_plain_line() -> None:
     ({"location": "s3://spool-{cluster}/x"}, True),  # {cluster} alone: each cluster its text
     ({"location": "s3://spool/{owner}/{cluster}/"}, True),
     ({"location": "s3://spool/{cluster}/{owner}"}, True),
+    ({"location": "s3://spool/trino-{cluster}.{owner}"}, True),  # '-' faces fixed text only
     ({"location": "s3://spool/{owner}-{cluster}"}, False),  # a-b + c == a + b-c
     ({"location": "s3://spool/{cluster}-{owner}"}, False),
     ({"location": "s3://spool/{owner}{cluster}/"}, False),  # teama + b == team + ab
@@ -139,12 +140,13 @@ def test_without_spooling_picked_the_switch_off_is_still_a_plain_line() -> None:
     ({"shared_secret_key": "secret/trino/{owner}/{cluster}#key"}, True),
     ({"shared_secret_key": "secret/trino/{cluster}#{owner}"}, True),
     ({"shared_secret_key": "secret/trino/{owner}-{cluster}#key"}, False),
-    ({"shared_secret_key": "secret/trino/{owner}/x{cluster}#key"}, False),
+    ({"shared_secret_key": "secret/trino/{owner}/x{cluster}#key"}, True),  # '/' between
+    ({"shared_secret_key": "secret/trino/{owner}x{cluster}#key"}, False),
 ])
 def test_a_spooling_template_must_give_two_clusters_two_texts(block: dict[str, str],
                                                               ok: bool) -> None:
-    """With `{owner}` in a location or key, `{cluster}` must be a whole segment of it: owner
-    `a-b` with cluster `c` and owner `a` with cluster `b-c` would otherwise share one prefix
+    """Between `{owner}` and `{cluster}` in a location or key, a character no cluster id holds:
+    owner `a-b` with cluster `c` and owner `a` with cluster `b-c` would otherwise share one prefix
     (each prunes and, with prefix-scoped credentials, reads the other's results) or one key."""
     raw = {**S3, **block}
     if ok:
@@ -179,8 +181,8 @@ LINEAGE = {"type": "openlineage", "url": "https://marquez.example.com"}
 ])
 def test_a_listener_template_must_give_two_clusters_two_texts(option: dict[str, Any],
                                                               ok: bool) -> None:
-    """Beside `{owner}`, `{cluster}` in a listener's URI, header, topic, namespace or Vault path
-    is set off by a character no cluster id holds: else cluster `c` of owner `a-b` and cluster
+    """Between `{owner}` and `{cluster}` in a listener's URI, header, topic, namespace or Vault
+    path, a character no cluster id holds: else cluster `c` of owner `a-b` and cluster
     `b-c` of owner `a` (a document names its own owner) post into one stream, one forging the
     other's audit trail or reading its secret."""
     if ok:
@@ -229,8 +231,8 @@ def _with(option: dict[str, Any], section: str, **fields: str) -> dict[str, Any]
 ])
 def test_a_sign_in_template_must_give_two_clusters_two_texts(option: dict[str, Any],
                                                              ok: bool) -> None:
-    """Beside `{owner}`, `{cluster}` in a JWT audience, an LDAP filter or DN, or a Vault path of
-    the authentication option is set off by a character no cluster id holds: else a token
+    """Between `{owner}` and `{cluster}` in a JWT audience, an LDAP filter or DN, or a Vault
+    path of the authentication option, a character no cluster id holds: else a token
     minted for cluster `b-c` of owner `a` (or membership in its LDAP group) signs in to cluster
     `c` of owner `a-b`."""
     if ok:

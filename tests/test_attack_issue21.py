@@ -26,6 +26,7 @@ from tests.conftest import demo_settings
 
 LISTENERS = {
     "audit": {"type": "http", "uri": "https://audit.example.com/{cluster}",
+              "headers": {"Authorization": {"vault": "secret/trino/{cluster}/audit#token"}},
               "required": {"profiles": ["prod"], "tenants": ["finance"]}},
     "lineage": {"type": "openlineage", "url": "https://marquez.example.com"},
 }
@@ -240,3 +241,48 @@ def test_a_sign_in_template_must_give_two_clusters_two_texts(option: dict[str, A
         return
     with pytest.raises(ConfigError, match=r"authentication\.x\."):
         parse_kind("authentication", {"x": option}, "t")
+
+
+# --- the spooling key is the platform's ---------------------------------------------------------
+
+
+SPOOL_KEY = "{{ vault:secret/trino/etl/spooling#key }}"  # KEY_REF for cluster etl: in scope
+
+
+def _pg(password: str) -> dict[str, Any]:
+    return {"name": "pg", "properties": {
+        "connector.name": "postgresql", "connection-url": "jdbc:postgresql://db.example.com/x",
+        "connection-user": "u", "connection-password": password}}
+
+
+@pytest.mark.parametrize("picks", [{"spooling": {"storage": "lake"}}, {}])
+@pytest.mark.parametrize(("where", "at"), [
+    ("connector", 'connectors["pg"].properties["connection-password"]'),
+    ("file", 'files["k"].secret'),
+])
+def test_a_placeholder_naming_the_spooling_key_is_refused(picks: dict[str, Any], where: str,
+                                                          at: str) -> None:
+    """The cluster's spooling key (inside secrets.scope, as docs/options.md's example puts it)
+    signs the segment ids its coordinator serves: a document copying it into a catalog or a
+    file (from where it could leave the cluster) is refused at that field, picked or not."""
+    d = doc(**picks)
+    if where == "connector":
+        d["connectors"].append(_pg(SPOOL_KEY))
+    else:
+        d["files"] = [{"name": "k", "secret": SPOOL_KEY}]
+    assert at in fields(judge(d))
+
+
+def test_another_secret_in_scope_is_still_the_documents() -> None:
+    """A placeholder for any other key in the cluster's scope stays allowed."""
+    d = doc(spooling={"storage": "lake"})
+    d["connectors"].append(_pg("{{ vault:secret/trino/etl/pg#password }}"))
+    assert isinstance(judge(d), Cluster)
+
+
+def test_a_file_naming_a_listeners_secret_is_refused() -> None:
+    """A listener's Vault secret (here inside secrets.scope) cannot be mounted as a document's
+    secret file either: the listeners' check covers `files` as it covers placeholders."""
+    d = doc(eventListeners=["audit"], files=[
+        {"name": "t", "secret": "{{ vault:secret/trino/etl/audit#token }}"}])
+    assert 'files["t"].secret' in fields(judge(d))

@@ -257,7 +257,7 @@ def _pg(password: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("picks", [{"spooling": {"storage": "lake"}}, {}])
 @pytest.mark.parametrize(("where", "at"), [
-    ("connector", 'connectors["pg"].properties["connection-password"]'),
+    ("connector", 'connectors["pg"].properties.connection-password'),
     ("file", 'files["k"].secret'),
 ])
 def test_a_placeholder_naming_the_spooling_key_is_refused(picks: dict[str, Any], where: str,

@@ -22,7 +22,7 @@ from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
-from trinogen.model.files import attached_files
+from trinogen.model.files import AttachedFiles, attached_files
 from trinogen.model.kinds import Parts as KindParts
 from trinogen.model.kinds import check_private
 from trinogen.model.library import NO_LIBRARY, Library
@@ -41,6 +41,7 @@ from trinogen.model.rules import (
 )
 from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.spooling import SpoolingProtocol, spooling
+from trinogen.model.spooling import check_private as check_spooling_private
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
@@ -158,14 +159,16 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
+    uses = _document_uses(bind, found, files)
     if auth is not None:  # what the picked option owns, the document may not set or read
         check_owned(d["authentication"], _server_keys(props, sizing), c)
-        check_auth_private(auth, _document_uses(bind, found), c)
+        check_auth_private(auth, uses, c)
+    check_spooling_private(s.options("storage"), Identity(cluster_id, owner), uses, c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c)
-    check_private(picked.kinds, _document_uses(bind, found), c)
+    check_private(picked.kinds, uses, c)
     _check_option_lines(_server_keys(props, sizing), spool, picked.kinds, c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds)
@@ -190,10 +193,13 @@ def _check_option_lines(keys: list[tuple[str, str]], spool: SpoolingProtocol | N
                     "remove it")
 
 
-def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None
-                   ) -> list[tuple[str, SecretUse]]:
-    """Every placeholder the document itself wrote, with its field path."""
+def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None,
+                   files: AttachedFiles) -> list[tuple[str, SecretUse]]:
+    """Every placeholder the document itself wrote, with its field path (its secret files'
+    too: a file mounts the value as surely as a property holds it)."""
     uses = [(s.path, s.use) for s in bind.found]
+    uses.extend((f"files[{json.dumps(key)}].secret", use)
+                for secret in files.file_secrets for key, use in secret.files)
     for conn in found or ():
         for key, segments in conn.properties:
             uses.extend((field_path(f"connectors[{json.dumps(conn.name)}]", "properties", key), seg)

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.test_spooling import KEY_REF, S3
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify, classify_all
 from trinogen.model.checker import field_path
-from trinogen.settings import Settings
+from trinogen.settings import Settings, load_settings
 from trinogen.settings.named import parse_kind
 from trinogen.settings.options.spooling import parse as parse_spooling
 from tests.conftest import demo_settings
@@ -286,3 +288,41 @@ def test_a_file_naming_a_listeners_secret_is_refused() -> None:
     d = doc(eventListeners=["audit"], files=[
         {"name": "t", "secret": "{{ vault:secret/trino/etl/audit#token }}"}])
     assert 'files["t"].secret' in fields(judge(d))
+
+
+# --- no cluster's prefix holds another cluster's ------------------------------------------------
+
+
+def _spool(location: str) -> dict[str, Any]:
+    return {"type": "s3", "region": "us-east-1", "credentials": "workload-identity",
+            "spooling": {"location": location, "shared_secret_key": KEY_REF}}
+
+
+@pytest.mark.parametrize(("spools", "exchanges", "ok"), [
+    (["s3://spool/{cluster}", "s3://spool/{cluster}"], [], True),  # one template twice
+    (["s3://spool-a/{cluster}", "s3://spool-b/{cluster}"], ["s3://exchange/{cluster}"], True),
+    (["s3://b/spool/{cluster}"], ["s3://b/exchange/{cluster}"], True),
+    (["s3://b/{cluster}", "s3://b/x/{cluster}"], [], False),  # cluster x holds the others'
+    (["s3://b/{cluster}"], ["s3://b/spool/{cluster}"], False),
+    (["s3://b/spool/{cluster}"], ["s3://b/{cluster}"], False),
+    (["s3://b/{cluster}"], ["s3://b/{cluster}-x"], False),  # cluster a-x's = cluster a's
+    (["s3://b/t/{cluster}"], ["s3://b/t/{cluster}"], False),  # one prefix, spool and exchange
+    (["s3://b/{owner}/{cluster}", "s3://b/{owner}/x/{cluster}"], [], False),
+])
+def test_no_spooling_or_exchange_prefix_holds_another(tmp_path: Path, spools: list[str],
+                                                      exchanges: list[str], ok: bool) -> None:
+    """Two location templates on one bucket whose fixed starts are one the other's beginning
+    would give one cluster a prefix holding other clusters' (cluster `x` of `s3://b/{cluster}`
+    holds every prefix of `s3://b/x/{cluster}`): its pruner deletes, and its prefix-scoped
+    credentials read, their spooled results. Refused when the settings load, naming both."""
+    body = {"storage": {f"s{i}": _spool(loc) for i, loc in enumerate(spools)},
+            "exchange": {f"e{i}": {"storage": "s0", "location": loc}
+                         for i, loc in enumerate(exchanges)}}
+    path = tmp_path / "settings.yaml"
+    path.write_text(yaml.safe_dump(body))
+    if ok:
+        load_settings(path, environ={})
+        return
+    with pytest.raises(ConfigError, match=r"(storage\.s\d\.spooling|exchange\.e\d)\.location.*"
+                                          r"(storage\.s\d\.spooling|exchange\.e\d)\.location"):
+        load_settings(path, environ={})

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.conftest import demo_settings
 from tests.test_spooling import KEY_REF, S3
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify, classify_all
@@ -24,7 +25,6 @@ from trinogen.model.checker import field_path
 from trinogen.settings import Settings, load_settings
 from trinogen.settings.named import parse_kind
 from trinogen.settings.options.spooling import parse as parse_spooling
-from tests.conftest import demo_settings
 
 LISTENERS = {
     "audit": {"type": "http", "uri": "https://audit.example.com/{cluster}",

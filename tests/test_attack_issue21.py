@@ -37,13 +37,20 @@ STORAGE = {"lake": {"type": "s3", "region": "us-east-1", "credentials": "workloa
                                  "shared_secret_key": KEY_REF}}}
 
 
+OAUTH2 = {"type": "OAUTH2", "tls": "ingress",
+          "shared_secret": "secret/platform/{cluster}/auth#shared-secret",
+          "issuer": "https://idp.example.com", "client_id": "trino-{cluster}",
+          "client_secret": "secret/platform/{cluster}/auth#client-secret"}
+
+
 def settings() -> Settings:
-    """The demo settings with two event listeners (one required for prod and finance) and a
-    storage option that spools."""
+    """The demo settings with two event listeners (one required for prod and finance), a
+    storage option that spools and an OAuth2 authentication option."""
     s = demo_settings()
     return dataclasses.replace(s, named={
         **s.named, "event_listeners": parse_kind("event_listeners", LISTENERS, "t"),
-        "storage": parse_kind("storage", STORAGE, "t")})
+        "storage": parse_kind("storage", STORAGE, "t"),
+        "authentication": parse_kind("authentication", {"sso": OAUTH2}, "t")})
 
 
 def doc(**top: Any) -> dict[str, Any]:
@@ -326,3 +333,16 @@ def test_no_spooling_or_exchange_prefix_holds_another(tmp_path: Path, spools: li
     with pytest.raises(ConfigError, match=r"(storage\.s\d\.spooling|exchange\.e\d)\.location.*"
                                           r"(storage\.s\d\.spooling|exchange\.e\d)\.location"):
         load_settings(path, environ={})
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("oauth2-jwk.http-client.trust-store-path", "/etc/trino/files/ca.pem"),
+    ("oauth2-jwk.http-client.https.hostname-verification", "false"),
+])
+def test_the_oauth2_key_fetch_is_the_options(key: str, value: str) -> None:
+    """With an authentication option picked, the document may not point the client that fetches
+    the IdP's signing keys (`oauth2-jwk.http-client.*`, as `jwk.*` for JWT) at its own trust
+    store or turn off its hostname check: whoever then answers for the IdP signs the tokens."""
+    d = doc(authentication="sso", files=[{"name": "ca.pem", "content": "x\n"}])
+    d["clusterConfig"] = {"coordinator": {"properties": {key: value}}}
+    assert "clusterConfig.coordinator.properties" in fields(judge(d))

@@ -346,3 +346,22 @@ def test_the_oauth2_key_fetch_is_the_options(key: str, value: str) -> None:
     d = doc(authentication="sso", files=[{"name": "ca.pem", "content": "x\n"}])
     d["clusterConfig"] = {"coordinator": {"properties": {key: value}}}
     assert "clusterConfig.coordinator.properties" in fields(judge(d))
+
+
+@pytest.mark.parametrize(("option", "ok"), [
+    ({**HTTP, "uri": "https://{owner}.audit.example.com/x"}, True),
+    ({**HTTP, "uri": "https://audit.example.com:8443/{owner}"}, True),
+    ({**HTTP, "uri": "https://{owner}/x"}, False),  # owner "evil.example.net"
+    ({**HTTP, "uri": "https://audit.{owner}/x"}, False),
+    ({**HTTP, "uri": "https://{owner}:8443/x"}, False),
+    ({**HTTP, "uri": "https://audit-{cluster}"}, False),
+    ({**LINEAGE, "url": "https://lineage.{owner}"}, False),
+])
+def test_a_listener_host_ends_in_the_platforms_text(option: dict[str, Any], ok: bool) -> None:
+    """A listener URL whose host ends with `{owner}` or `{cluster}` lets a document (which names
+    both) choose the domain its events, and the header's Vault token, are sent to: refused."""
+    if ok:
+        parse_kind("event_listeners", {"x": option}, "t")
+        return
+    with pytest.raises(ConfigError, match=r"event_listeners\.x\.(uri|url)"):
+        parse_kind("event_listeners", {"x": option}, "t")

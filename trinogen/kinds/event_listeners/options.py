@@ -257,6 +257,12 @@ def _url(where: str, raw: Mapping[str, Any], key: str) -> str:
     value = _own(f"{where}.{key}", check_pattern(f"{where}.{key}", raw.get(key)))
     if not is_http_url(fill(value, **SAMPLE)):
         raise ConfigError(f"{where}.{key} must be an http:// or https:// URL")
+    host = value.partition("://")[2].split("/", 1)[0].rpartition("@")[2].split(":", 1)[0]
+    if host.endswith(("{cluster}", "{owner}")):
+        # A document names both: it would choose the domain its events (and a header's Vault
+        # token) go to, `{owner}` = evil.example.net.
+        raise ConfigError(f"{where}.{key} {value!r}: the host must end with the platform's own "
+                          "text, not {cluster} or {owner} (a document names both)")
     return _plain(f"{where}.{key}", value)
 
 

@@ -365,3 +365,29 @@ def test_a_listener_host_ends_in_the_platforms_text(option: dict[str, Any], ok: 
         return
     with pytest.raises(ConfigError, match=r"event_listeners\.x\.(uri|url)"):
         parse_kind("event_listeners", {"x": option}, "t")
+
+
+# --- the same rule on the options issue 21 builds on (a spool's store, the exchange) -------------
+
+
+@pytest.mark.parametrize(("kind", "option", "where"), [
+    ("storage", {"type": "s3", "region": "us-east-1", "credentials": {"vault": {
+        "access_key": "secret/s3/{owner}-{cluster}#ak", "secret_key": "secret/s3/x#sk"}}},
+     r"storage\.x\.credentials\.vault\.access_key"),
+    ("exchange", {"storage": "lake", "location": "s3://exchange/{owner}-{cluster}"},
+     r"exchange\.x\.location"),
+    ("service_accounts", {"annotations": {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/trino-{owner}-{cluster}"}},
+     r"service_accounts\.x\.annotations"),
+])
+def test_other_per_cluster_templates_keep_owner_and_cluster_apart(kind: str,
+                                                                  option: dict[str, Any],
+                                                                  where: str) -> None:
+    """The store a spooling location reads with, the exchange's prefix and a workload identity's
+    role tell clusters apart as a spool prefix does: `{owner}-{cluster}` there would give
+    cluster `b-c` of owner `a` the credentials, files or cloud role of cluster `c` of owner
+    `a-b`. (An Ingress host already must start with `{cluster}.`.)"""
+    with pytest.raises(ConfigError, match=where):
+        parse_kind(kind, {"x": option}, "t")
+    ok = yaml.safe_load(yaml.safe_dump(option).replace("{owner}-{cluster}", "{owner}.{cluster}"))
+    parse_kind(kind, {"x": ok}, "t")

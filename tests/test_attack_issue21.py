@@ -391,3 +391,22 @@ def test_other_per_cluster_templates_keep_owner_and_cluster_apart(kind: str,
         parse_kind(kind, {"x": option}, "t")
     ok = yaml.safe_load(yaml.safe_dump(option).replace("{owner}-{cluster}", "{owner}.{cluster}"))
     parse_kind(kind, {"x": ok}, "t")
+
+
+@pytest.mark.parametrize(("secrets", "where"), [
+    ({"scope": ["secret/trino/{owner}-{cluster}"]}, r"secrets\.scope"),
+    ({"default_ref": "secret/trino/{owner}{cluster}#{name}"}, r"secrets\.default_ref"),
+    ({"refs": {"PG": "secret/db/{cluster}-{owner}#pw"}}, r"secrets\.refs\.PG"),
+])
+def test_the_documents_own_vault_boundary_keeps_owner_and_cluster_apart(
+        tmp_path: Path, secrets: dict[str, Any], where: str) -> None:
+    """`secrets.scope` is what a document's placeholders may read: with `{owner}-{cluster}` in
+    it, owner `a` of cluster `b-c` reads every secret of owner `a-b`'s cluster `c`."""
+    path = tmp_path / "settings.yaml"
+    path.write_text(yaml.safe_dump({"secrets": secrets}))
+    with pytest.raises(ConfigError, match=where):
+        load_settings(path, environ={})
+    fixed = yaml.safe_dump({"secrets": secrets}).replace("{owner}-{cluster}", "{owner}/{cluster}")
+    path.write_text(fixed.replace("{owner}{cluster}", "{owner}/{cluster}").replace(
+        "{cluster}-{owner}", "{cluster}/{owner}"))
+    load_settings(path, environ={})

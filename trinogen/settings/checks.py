@@ -46,6 +46,7 @@ def check(s: Settings) -> None:
     _check_pins(s)
     _check_exchanges(s)
     _check_spool_prefixes(s)
+    _check_secret_templates(s)
     _check_monitoring(s)
     _check_tenant_projects(s)
     for name, profile in s.profiles.items():
@@ -167,6 +168,17 @@ def _check_exchanges(s: Settings) -> None:
 # A location template's first placeholder: the text before it is the same for every cluster.
 _PLACEHOLDER = re.compile(r"\{(cluster|owner)\}")
 _CLUSTER_SEGMENT = re.compile(r"\{cluster\}(/|$)")
+
+
+def _check_secret_templates(s: Settings) -> None:
+    """The Vault paths a document's placeholders may read (`secrets.scope`) and bind to
+    (`default_ref`, `refs`) are one cluster's each (metadata.check_one_per_cluster)."""
+    sec = s.secrets
+    named = [(f"secrets.scope[{i}]", t) for i, t in enumerate(sec.scope)]
+    named += [("secrets.default_ref", sec.default_ref)]
+    named += [(f"secrets.refs.{k}", v) for k, v in sorted(sec.refs.items())]
+    for at, template in named:
+        metadata.check_one_per_cluster(f"setting {at}", template, "Vault path")
 
 
 def _check_spool_prefixes(s: Settings) -> None:

@@ -186,6 +186,37 @@ def _cases() -> list[Case]:
     fail("destination-both", t, "destination",
          lambda d: put(d, "destination", {"name": "a", "server": "https://b"}))
     fail("profile-object", t, "profile", lambda d: put(d, "profile", {"$ne": None}))
+    fail("profile-list", t, "profile", lambda d: put(d, "profile", ["prod"]))
+    # issue 21's fields, each of a type its reader does not take (tests/test_attack_issue21.py
+    # has them against settings that offer the options)
+    fail("listeners-string", t, "eventListeners", lambda d: put(d, "eventListeners", "audit"))
+    fail("listeners-object", t, "eventListeners", lambda d: put(d, "eventListeners", {"a": 1}))
+    fail("listeners-null-entry", t, "eventListeners[0]",
+         lambda d: put(d, "eventListeners", [None]))
+    fail("listeners-list-entry", t, "eventListeners[0]",
+         lambda d: put(d, "eventListeners", [["audit"]]))
+    fail("groups-list", t, "resourceGroups", lambda d: put(d, "resourceGroups", [1]))
+    fail("groups-empty", t, "resourceGroups.rootGroups", lambda d: put(d, "resourceGroups", {}))
+    fail("groups-regex", t, "resourceGroups.selectors[0].user", lambda d: put(
+        d, "resourceGroups", {"rootGroups": [{"name": "a", "hardConcurrencyLimit": 1,
+                                              "maxQueued": 1}],
+                              "selectors": [{"group": "a", "user": "(["}]}))
+    fail("groups-limit-nan", t, "resourceGroups.rootGroups[0].hardConcurrencyLimit", lambda d: put(
+        d, "resourceGroups", {"rootGroups": [{"name": "a", "hardConcurrencyLimit": float("nan"),
+                                              "maxQueued": 1}],
+                              "selectors": [{"group": "a"}]}))
+    fail("spooling-string", t, "spooling", lambda d: put(d, "spooling", "lake"))
+    fail("spooling-storage-list", t, "spooling.storage",
+         lambda d: put(d, "spooling", {"storage": ["lake"]}))
+    fail("spooling-inlining-list", t, "spooling.inlining",
+         lambda d: put(d, "spooling", {"storage": "lake", "inlining": []}))
+    fail("image-number", t, "image", lambda d: put(d, "image", 5))
+    fail("image-object", t, "image", lambda d: put(d, "image", {"repository": "evil/trino"}))
+    fail("runtime-list", t, "runtime", lambda d: put(d, "runtime", ["-Xmx1g"]))
+    fail("network-policy-object", t, "networkPolicy",
+         lambda d: put(d, "networkPolicy", {"clients": ["everyone"]}))
+    fail("service-bool", t, "service", lambda d: put(d, "service", True))
+    fail("service-object", t, "service", lambda d: put(d, "service", {"type": "NodePort"}))
 
     # --- unknown fields: rejected by default (validation.unknown_fields: warn downgrades) ---
     u = "unknown-fields"

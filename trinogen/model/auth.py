@@ -44,8 +44,10 @@ GROUP_FILE = "group.db"  # the key the chart mounts from auth.groupsAuthSecret
 SHARED_SECRET = "internal-communication.shared-secret"
 # Properties the option decides: a document that picks an option may not set them itself
 # (allow-insecure-over-http=true would let plain HTTP in with a bare user name).
-OWNED_PREFIXES = ("http-server.authentication.", "http-server.https.",
-                  "jwk.")  # jwk.http-client.*: how Trino fetches the JWKS (its trust store)
+# jwk.http-client.*: how Trino fetches the JWT option's JWKS; oauth2-jwk.http-client.*: how it
+# fetches the OAuth2 IdP's signing keys. A trust store of the document's, or no hostname
+# check, lets whoever answers for the IdP sign the tokens.
+OWNED_PREFIXES = ("http-server.authentication.", "http-server.https.", "jwk.", "oauth2-jwk.")
 OWNED_KEYS = frozenset({SHARED_SECRET, "http-server.process-forwarded", "http-server.http.enabled"})
 
 

@@ -22,7 +22,8 @@ from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
 from trinogen.model.fault_tolerance import fault_tolerance
 from trinogen.model.file_paths import check_file_paths, mounted_files
-from trinogen.model.files import attached_files
+from trinogen.model.files import AttachedFiles, attached_files
+from trinogen.model.kinds import Parts as KindParts
 from trinogen.model.kinds import check_private
 from trinogen.model.library import NO_LIBRARY, Library
 from trinogen.model.names import reserved
@@ -39,7 +40,8 @@ from trinogen.model.rules import (
     TRINO_VERSION,
 )
 from trinogen.model.server_secrets import ServerBinding
-from trinogen.model.spooling import spooling
+from trinogen.model.spooling import SpoolingProtocol, spooling
+from trinogen.model.spooling import check_private as check_spooling_private
 from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
 from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
@@ -156,14 +158,17 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
+    uses = _document_uses(bind, found, files)
     if auth is not None:  # what the picked option owns, the document may not set or read
         check_owned(d["authentication"], _server_keys(props, sizing), c)
-        check_auth_private(auth, _document_uses(bind, found), c)
+        check_auth_private(auth, uses, c)
+    check_spooling_private(s.options("storage"), Identity(cluster_id, owner), uses, c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
     access, opa = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c, opa)
-    check_private(picked.kinds, _document_uses(bind, found), c)
+    check_private(picked.kinds, uses, c)
+    _check_option_lines(_server_keys(props, sizing), spool, picked.kinds, c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds,
                    cluster_id=cluster_id)
@@ -173,10 +178,28 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                  destination=destination, profile=d.get("profile"))
 
 
-def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None
-                   ) -> list[tuple[str, SecretUse]]:
-    """Every placeholder the document itself wrote, with its field path."""
+def _check_option_lines(keys: list[tuple[str, str]], spool: SpoolingProtocol | None,
+                        kinds: KindParts, c: Checker) -> None:
+    """A key that a picked field's option writes is the option's: the document's own line of it
+    would be a second line of one key in config.properties (`protocol.spooling.enabled=false`
+    beside the spooling pick's `true`), and Trino keeps one of them."""
+    owner = {key: "spooling" for key, _ in (spool.config if spool is not None else ())}
+    for kind, part in kinds:
+        for key, _ in (*part.config, *part.coordinator, *getattr(part, "worker", ())):
+            owner.setdefault(key, f"the {kind} option it picked")
+    for key, path in keys:
+        if key in owner:
+            c.error(path, f"{key} is written by trinogen from the document's {owner[key]}; "
+                    "remove it")
+
+
+def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None,
+                   files: AttachedFiles) -> list[tuple[str, SecretUse]]:
+    """Every placeholder the document itself wrote, with its field path (its secret files'
+    too: a file mounts the value as surely as a property holds it)."""
     uses = [(s.path, s.use) for s in bind.found]
+    uses.extend((f"files[{json.dumps(key)}].secret", use)
+                for secret in files.file_secrets for key, use in secret.files)
     for conn in found or ():
         for key, segments in conn.properties:
             uses.extend((field_path(f"connectors[{json.dumps(conn.name)}]", "properties", key), seg)

@@ -19,7 +19,7 @@ all. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinogen.model.checker import Checker, show
@@ -28,7 +28,7 @@ from trinogen.model.server_secrets import env_reference
 from trinogen.model.storage import Identity, catalog_lines, vault_uses
 from trinogen.model.types import ServerSecret
 from trinogen.model.units import DATA_SIZE, data_size_bytes
-from trinogen.secrets import BoundSegment, SecretUse, settings_use
+from trinogen.secrets import BoundSegment, PlaceholderError, SecretUse, settings_ref, settings_use
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
     from trinogen.settings.options.spooling import Spooling
@@ -172,6 +172,28 @@ def protocol(store: Storage, spool: Spooling, who: Identity,
     return SpoolingProtocol(config_lines(spool, key, inlining),
                             manager_lines(store, spool, spool.for_cluster(who.cluster_id,
                                                                           who.owner), uses))
+
+
+def check_private(stores: Mapping[str, Storage], who: Identity,
+                  uses: Iterable[tuple[str, SecretUse]], c: Checker) -> None:
+    """Report a document placeholder (field path, use) naming this cluster's spooling key in any
+    storage option, picked or not: the key signs the segment ids the coordinator serves (a
+    forged id is a read of the spool store with the cluster's credentials), and the platform
+    may keep it inside secrets.scope."""
+    if who.cluster_id is None or who.owner is None:
+        return
+    keys = {}
+    for name, store in stores.items():
+        if store.spooling is not None:
+            try:
+                keys[settings_ref(store.spooling.shared_secret_key, who.cluster_id,
+                                  who.owner)] = name
+            except PlaceholderError:  # checked with a sample when the settings loaded
+                continue
+    for path, use in uses:
+        if use.ref in keys:
+            c.error(path, f"placeholder {use.placeholder.text} names the spooling key of the "
+                    f"storage option {keys[use.ref]!r}; documents may not use it")
 
 
 def config_lines(spool: Spooling, key: SecretUse, inlining: Inlining) -> tuple[Entry, ...]:

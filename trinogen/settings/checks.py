@@ -45,6 +45,8 @@ def check(s: Settings) -> None:
     _check_reserved_names(s)
     _check_pins(s)
     _check_exchanges(s)
+    _check_spool_prefixes(s)
+    _check_secret_templates(s)
     _check_monitoring(s)
     _check_tenant_projects(s)
     for name, profile in s.profiles.items():
@@ -161,6 +163,57 @@ def _check_exchanges(s: Settings) -> None:
         problem = ex.scheme_problem(store.type, store.account)
         if problem is not None:
             raise ConfigError(f"exchange.{name}.location: {problem}")
+
+
+# A location template's first placeholder: the text before it is the same for every cluster.
+_PLACEHOLDER = re.compile(r"\{(cluster|owner)\}")
+_CLUSTER_SEGMENT = re.compile(r"\{cluster\}(/|$)")
+
+
+def _check_secret_templates(s: Settings) -> None:
+    """The Vault paths a document's placeholders may read (`secrets.scope`) and bind to
+    (`default_ref`, `refs`) are one cluster's each (metadata.check_one_per_cluster)."""
+    sec = s.secrets
+    named = [(f"secrets.scope[{i}]", t) for i, t in enumerate(sec.scope)]
+    named += [("secrets.default_ref", sec.default_ref)]
+    named += [(f"secrets.refs.{k}", v) for k, v in sorted(sec.refs.items())]
+    for at, template in named:
+        metadata.check_one_per_cluster(f"setting {at}", template, "Vault path")
+
+
+def _check_spool_prefixes(s: Settings) -> None:
+    """No cluster's spooling or exchange prefix holds another cluster's (issue 21): cluster `x`
+    of `s3://b/{cluster}` would hold every prefix of `s3://b/x/{cluster}`, and its pruner
+    deletes (its prefix-scoped credentials read) what the other clusters spooled there."""
+    found = [(f"storage.{n}.spooling.location", "spooling", st.spooling.location)
+             for n, st in sorted(s.options("storage").items()) if st.spooling is not None]
+    found += [(f"exchange.{n}.location", "exchange", loc)
+              for n, ex in sorted(s.options("exchange").items()) for loc in ex.locations]
+    for (at1, kind1, t1), (at2, kind2, t2) in itertools.combinations(found, 2):
+        if _may_nest(t1.rstrip("/"), t2.rstrip("/"), same_kind=kind1 == kind2):
+            raise ConfigError(f"{at1} {t1!r} and {at2} {t2!r} could give one cluster a prefix "
+                              "holding another cluster's (one's fixed start begins the "
+                              "other's): give each its own bucket or top directory")
+
+
+def _may_nest(t1: str, t2: str, *, same_kind: bool) -> bool:
+    """Whether a filling of one template can begin a filling of the other for two clusters.
+    Fixed starts that differ somewhere keep every filling apart; one template used twice, or
+    two that both go on with a whole `{cluster}` segment, give each cluster its own."""
+    p1, p2 = t1[:_start(t1)], t2[:_start(t2)]
+    if not (p1.startswith(p2) or p2.startswith(p1)):
+        return False
+    if not same_kind:  # one cluster's spool and exchange apart too (the pruner walks it all)
+        return True
+    if t1 == t2:
+        return False
+    return not (p1 == p2 and _CLUSTER_SEGMENT.match(t1, len(p1)) is not None
+                and _CLUSTER_SEGMENT.match(t2, len(p2)) is not None)
+
+
+def _start(template: str) -> int:
+    m = _PLACEHOLDER.search(template)
+    return len(template) if m is None else m.start()
 
 
 # Argo CD's own project, which allows everything: never a tenant's.

@@ -149,7 +149,9 @@ def chosen(value: object, offered: Mapping[str, Listener], profile: object, owne
     if value is not None and not isinstance(value, list):
         c.error(FIELD, "must be a list of event listener names")
     for i, item in enumerate(value if isinstance(value, list) else []):
-        if c.pick(item, f"{FIELD}[{i}]", offered, KIND) is not None and item not in names:
+        # required: a null entry names no listener (skipping it would hide a typo'd layer)
+        if c.pick(item, f"{FIELD}[{i}]", offered, KIND, required=True) is not None and \
+                item not in names:
             names.append(item)
     return names + sorted(n for n, o in offered.items()
                           if o.required.applies(profile, owner) and n not in names)

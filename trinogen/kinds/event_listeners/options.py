@@ -32,7 +32,13 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import is_http_url
-from trinogen.settings.options.metadata import SAMPLE, check_pattern, fill, known_fields
+from trinogen.settings.options.metadata import (
+    SAMPLE,
+    check_one_per_cluster,
+    check_pattern,
+    fill,
+    known_fields,
+)
 
 EVENTS = ("created", "completed", "split")
 _DURATION = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h|d)")  # airlift's Duration units
@@ -65,7 +71,10 @@ class Required:
     tenants: frozenset[str] = frozenset()  # documents' `owner`
 
     def applies(self, profile: object, owner: object) -> bool:
-        return self.every or profile in self.profiles or owner in self.tenants
+        # The document's raw values (their own checks report a wrong type): a list or an
+        # object is no profile or owner, and would not hash into the sets.
+        return self.every or (type(profile) is str and profile in self.profiles) or \
+            (type(owner) is str and owner in self.tenants)
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,7 @@ def parse(where: str, raw: Mapping[str, Any]) -> Listener:
         raise ConfigError(f"{where}: a listener's name is lower-case letters, digits and '-' "
                           "(it names the listener's file in /etc/trino)")
     kind = raw.get("type")
-    if kind not in _BY_TYPE:
+    if type(kind) is not str or kind not in _BY_TYPE:  # a list would not hash
         raise ConfigError(f"{where}.type must be one of {', '.join(_BY_TYPE)}, not {kind!r}")
     return _BY_TYPE[kind](where, raw, _required(where, raw.get("required", False)))
 
@@ -234,13 +243,26 @@ def _plain(where: str, text: str) -> str:
 
 def _pattern(where: str, value: Any) -> str:
     """Plain text in which `{cluster}` and `{owner}` are substituted."""
-    return _plain(where, check_pattern(where, value))
+    return _plain(where, _own(where, check_pattern(where, value)))
+
+
+def _own(where: str, template: str) -> str:
+    """A text that names the cluster to the receiver (where its events go, under which name,
+    with which secret) names that cluster alone."""
+    check_one_per_cluster(where, template, "destination of events")
+    return template
 
 
 def _url(where: str, raw: Mapping[str, Any], key: str) -> str:
-    value = check_pattern(f"{where}.{key}", raw.get(key))
+    value = _own(f"{where}.{key}", check_pattern(f"{where}.{key}", raw.get(key)))
     if not is_http_url(fill(value, **SAMPLE)):
         raise ConfigError(f"{where}.{key} must be an http:// or https:// URL")
+    host = value.partition("://")[2].split("/", 1)[0].rpartition("@")[2].split(":", 1)[0]
+    if host.endswith(("{cluster}", "{owner}")):
+        # A document names both: it would choose the domain its events (and a header's Vault
+        # token) go to, `{owner}` = evil.example.net.
+        raise ConfigError(f"{where}.{key} {value!r}: the host must end with the platform's own "
+                          "text, not {cluster} or {owner} (a document names both)")
     return _plain(f"{where}.{key}", value)
 
 
@@ -265,7 +287,7 @@ def _events(where: str, value: Any) -> tuple[str, ...]:
 
 
 def _topic(where: str, value: Any) -> None:
-    if not _TOPIC.fullmatch(fill(check_pattern(where, value), **SAMPLE)):
+    if not _TOPIC.fullmatch(fill(_own(where, check_pattern(where, value)), **SAMPLE)):
         raise ConfigError(f"{where} must be a Kafka topic name: A-Z a-z 0-9 . _ - "
                           "({cluster} and {owner} may be substituted)")
 
@@ -274,7 +296,7 @@ def _ref(where: str, value: Any) -> str:
     try:  # the grammar the model parses each cluster's reference with, on a sample cluster
         if isinstance(value, str):
             settings_ref(value, **SAMPLE)
-            return value
+            return _own(where, value)
     except PlaceholderError:
         pass
     raise ConfigError(f"{where} must be a Vault reference <mount>/<path>#<key> (only {{cluster}} "

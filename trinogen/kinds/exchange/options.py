@@ -20,7 +20,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError
 from trinogen.settings.options.fields import property_lines
-from trinogen.settings.options.metadata import SAMPLE
+from trinogen.settings.options.metadata import SAMPLE, check_one_per_cluster
 
 # The schemes Trino's filesystem exchange serves, by storage type (FileSystemExchangeModule:
 # s3 and gs through its S3 client, gs through GCS's with a JSON key, abfs/abfss through Azure).
@@ -96,6 +96,7 @@ def _location(where: str, loc: Any) -> None:
         # delete them when their queries end.
         raise ConfigError(f"{where}.location {loc!r} must contain {{cluster}}: every cluster "
                           "needs its own exchange prefix")
+    check_one_per_cluster(f"{where}.location", loc, "exchange prefix")
 
 
 def _properties(where: str, value: Any) -> tuple[tuple[str, str], ...]:

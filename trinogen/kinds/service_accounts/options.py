@@ -53,4 +53,6 @@ def parse(where: str, raw: Mapping[str, Any]) -> ServiceAccountOption:
             raise ConfigError(f"{where}.pod_labels.{key}: the chart and trinogen set the labels "
                               f"under {', '.join(RESERVED_LABEL_PREFIXES)} themselves")
     annotations = metadata.pairs(f"{where}.annotations", raw.get("annotations"), labels=False)
+    for key, value in annotations:  # a cloud role per cluster is that cluster's alone
+        metadata.check_one_per_cluster(f"{where}.annotations.{key}", value, "identity")
     return ServiceAccountOption(name, annotations, labels)

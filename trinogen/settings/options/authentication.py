@@ -22,14 +22,15 @@ TLS rules above hold for every method alike.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
-from trinogen.settings.options.metadata import SAMPLE
+from trinogen.settings.options.metadata import SAMPLE, check_one_per_cluster
 from trinogen.trino.auth_methods import (
     JWT_FIELDS,
     LDAP_FIELDS,
@@ -143,13 +144,27 @@ def _section(where: str, raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _ldap(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     section = _section(where, raw, "ldap")
     _known(f"{where}.ldap", section, LDAP_FIELDS)
-    return {"ldap": parse_ldap(f"{where}.ldap", section)}
+    return {"ldap": _own(f"{where}.ldap", parse_ldap(f"{where}.ldap", section))}
 
 
 def _jwt(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     section = _section(where, raw, "jwt")
     _known(f"{where}.jwt", section, JWT_FIELDS)
-    return {"jwt": parse_jwt(f"{where}.jwt", section)}
+    return {"jwt": _own(f"{where}.jwt", parse_jwt(f"{where}.jwt", section))}
+
+
+_Method = TypeVar("_Method", Ldap, Jwt)
+
+
+def _own(where: str, method: _Method) -> _Method:
+    """Every text of an LDAP or JWT section names its cluster alone (a JWT audience, an LDAP
+    group: who may sign in to which cluster)."""
+    for f in dataclasses.fields(method):
+        value = getattr(method, f.name)
+        for text in (value,) if isinstance(value, str) else value or ():
+            if isinstance(text, str):
+                check_one_per_cluster(f"{where}.{f.name}", text, "sign-in")
+    return method
 
 
 def _known(where: str, raw: Mapping[str, Any], known: frozenset[str]) -> None:
@@ -175,6 +190,7 @@ def _ref(where: str, raw: Mapping[str, Any], key: str, *, required: bool = False
     if not usable:
         raise ConfigError(f"{where}.{key} must be a Vault reference <mount>/<path>#<key> (only "
                           "{cluster} and {owner} may be substituted), not " + repr(value))
+    check_one_per_cluster(f"{where}.{key}", str(value), "secret")
     return str(value)
 
 
@@ -189,6 +205,7 @@ def _text(where: str, raw: Mapping[str, Any], key: str, *, required: bool = True
     except (KeyError, IndexError, ValueError) as e:
         raise ConfigError(f"{where}.{key}: only {{cluster}} and {{owner}} may be substituted "
                           f"({e})") from e
+    check_one_per_cluster(f"{where}.{key}", value, "sign-in")
     return value
 
 

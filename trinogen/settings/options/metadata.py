@@ -26,6 +26,28 @@ PLACEHOLDERS = ("cluster", "owner")
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 # A sample a pattern is filled with when the settings load (a valid clusterId and owner).
 SAMPLE = {"cluster": "c", "owner": "o"}
+# Between `{cluster}` and a neighbouring `{owner}`, a text with a character no cluster id holds
+# (`[-a-z0-9]`). Without one, two clusters can get one text: owner a-b of cluster c and owner a
+# of cluster b-c both make "a-b-c" of "{owner}-{cluster}" (a document names its own owner).
+# With one (`/`, `.`, `_`, `#`, an upper-case letter), the cluster's part is found again in the
+# text, so the text is the cluster's alone.
+_NAMED = re.compile(r"\{(cluster|owner)\}")
+_NOT_IN_CLUSTER_ID = re.compile(r"[^-a-z0-9]")
+
+
+def check_one_per_cluster(where: str, template: str, what: str) -> None:
+    """ConfigError when `template` could give two clusters one text (above): for a text that
+    tells clusters apart (a spooling prefix, an audit topic, a JWT audience, a Vault path)."""
+    parts = _NAMED.split(template)  # text, name, text, name, ..., text
+    names, texts = parts[1::2], parts[0::2]
+    for i, name in enumerate(names):
+        beside = [texts[j] for j, k in ((i, i - 1), (i + 1, i + 1))
+                  if 0 <= k < len(names) and names[k] == "owner"]
+        if name == "cluster" and any(not _NOT_IN_CLUSTER_ID.search(t) for t in beside):
+            raise ConfigError(f"{where} {template!r}: put a character no cluster id holds "
+                              "(/ . _ #, not - or a letter or digit) between {cluster} and "
+                              "{owner}: owner a-b of cluster c and owner a of cluster b-c would "
+                              f"otherwise share one {what}")
 
 
 def dns_subdomain(text: str) -> str | None:

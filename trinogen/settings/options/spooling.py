@@ -34,7 +34,7 @@ from typing import Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import property_lines
-from trinogen.settings.options.metadata import SAMPLE
+from trinogen.settings.options.metadata import SAMPLE, check_one_per_cluster
 
 # The location scheme the plugin serves for each store type (FileSystemSpoolingModule binds
 # exactly these three, Trino 476).
@@ -121,7 +121,9 @@ def _location(where: str, loc: Any, store_type: str, account: str | None) -> str
         # Two clusters under one prefix would serve and prune each other's segments.
         raise ConfigError(f"{at} {loc!r} must contain {{cluster}}: every cluster needs its own "
                           "spooling prefix")
+    check_one_per_cluster(at, loc, "spooling prefix")
     return loc if loc.endswith("/") else f"{loc}/"
+
 
 
 def _secret(where: str, ref: Any) -> str:
@@ -138,6 +140,7 @@ def _secret(where: str, ref: Any) -> str:
         # cluster's coordinator accept the ids another minted.
         raise ConfigError(f"{at} {ref!r} must contain {{cluster}}: every cluster needs its own "
                           "key")
+    check_one_per_cluster(at, ref, "key")
     return ref
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from trinogen.errors import ConfigError
 from trinogen.secrets import PlaceholderError, settings_ref
 from trinogen.settings.options.fields import is_http_url, property_lines
-from trinogen.settings.options.metadata import SAMPLE
+from trinogen.settings.options.metadata import SAMPLE, check_one_per_cluster
 
 if TYPE_CHECKING:
     from trinogen.settings.options.spooling import Spooling
@@ -204,6 +204,7 @@ def _credentials(where: str, kind: str, value: Any) -> tuple[tuple[str, str], ..
         except PlaceholderError as e:
             raise ConfigError(f"{at}.vault.{key}: {e} (only {{cluster}} and {{owner}} are "
                               "substituted)") from e
+        check_one_per_cluster(f"{at}.vault.{key}", ref, "secret")
         out.append((key, ref))
     return tuple(out)
 

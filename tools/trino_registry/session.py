@@ -34,7 +34,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,11 @@ def _reachable(classes: Mapping[str, classfile.ClassFile],
     return seen, loaded
 
 
+def plugin_classes(classes: Mapping[str, classfile.ClassFile], names: Iterable[str]) -> list[str]:
+    """The classes among `names` implementing Trino's Plugin."""
+    return sorted(n for n in names if _implements(classes, n, PLUGIN))
+
+
 def _declaring(classes: Mapping[str, classfile.ClassFile], plugins: list[str],
                system: bool) -> list[tuple[classfile.ClassFile, list[classfile.Method]]]:
     if system:
@@ -199,7 +204,8 @@ def write(versions: Mapping[str, Mapping[str, Any]], out_dir: Path, keep: bool =
                     "system": None if entry["system"] is None else old["sets"][entry["system"]],
                     "connectors": {n: old["sets"][i] for n, i in entry["connectors"].items()},
                     "bound_when": {n: old["sets"][i] for n, i in entry["bound_when"].items()},
-                    "query_types": entry["query_types"]}
+                    "query_types": entry["query_types"],
+                    "partial": entry.get("partial", [])}
     entries.update({v: dict(e) for v, e in versions.items()})
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
@@ -218,7 +224,8 @@ def write(versions: Mapping[str, Mapping[str, Any]], out_dir: Path, keep: bool =
             "system": None if entry["system"] is None else ref(entry["system"]),
             "connectors": {n: ref(body) for n, body in sorted(entry["connectors"].items())},
             "bound_when": {n: ref(body) for n, body in sorted(entry["bound_when"].items())},
-            "query_types": entry["query_types"]}
+            "query_types": entry["query_types"],
+            "partial": sorted(entry.get("partial", []))}
     doc["sets"] = sets
     out_dir.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

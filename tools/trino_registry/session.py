@@ -13,7 +13,8 @@ Where Trino declares them (read from trino-main-476 and the plugins with javap):
   HiveSessionProperties only HiveModule binds, and no class reachable from IcebergPlugin loads
   it (the start is the Plugin class the plugin's ``META-INF/services/io.trino.spi.Plugin``
   names, as Trino's ServiceLoader finds it; a plugin read from Maven as its jar and dependencies
-  has no ``-services`` jar, so its own artifact's Plugin class: scan.unit_facts). Also the ``getSessionProperties()`` of a reachable class implementing
+  has no ``-services`` jar, so its own artifact's Plugin class: scan.unit_facts). Also the
+  ``getSessionProperties()`` of a reachable class implementing
   ``io.trino.spi.connector.Connector`` (connectors that list them inline).
 
 Each property is a call that returns a ``io.trino.spi.session.PropertyMetadata``: its name is

@@ -193,6 +193,48 @@ def test_names_are_not_checked_without_data(mode: str, version: str) -> None:
     assert [w.field for w in c.warnings] == ([] if mode == "off" else ["trinoVersion"])
 
 
+def test_a_connector_without_data_for_the_version_is_warned_about_once() -> None:
+    """Trino 478's data has no hive (its plugin was not served): the hive catalog's properties
+    pass unchecked, with one warning for both entries that set them; tpch's are checked."""
+    known = facts.session_properties_for("478")
+    assert known is not None and known.connector("hive") is None
+    entries, c = _check([{"catalogSessionProperties": {"lake": {"no_such_thing": "1"}}},
+                         {"catalogSessionProperties": {"lake": {"other": "x"},
+                                                       "tpch": {"no_such_thing": "1"}}}],
+                        version="478")
+    assert [w.field for w in c.warnings] == [f"{PATH}[0].catalogSessionProperties.lake"]
+    assert "no session property list for connector hive" in c.warnings[0].message
+    assert [p.field for p in c.problems] == [
+        f"{PATH}[1].catalogSessionProperties.tpch.no_such_thing"]
+    assert entries is None
+
+
+def test_a_partly_read_connectors_unknown_names_are_warnings() -> None:
+    """Trino 479's iceberg data was read without some of the plugin's jars: an unknown name is
+    a warning and kept, a known name's wrong value is still refused."""
+    known = facts.session_properties_for("479")
+    assert known is not None and "iceberg" in known.partial
+    entries, c = _check([{"catalogSessionProperties": {"ice": {"no_such_thing": "1"}}}],
+                        version="479")
+    assert c.problems == [] and entries is not None
+    assert entries[0].properties == (("ice.no_such_thing", "1"),)
+    assert "without some of its plugin's jars" in c.warnings[0].message
+    _, c = _check([{"catalogSessionProperties": {"ice": {"projection_pushdown_enabled": "si"}}}],
+                  version="479")
+    assert [p.field for p in c.problems] == [
+        f"{PATH}[0].catalogSessionProperties.ice.projection_pushdown_enabled"]
+
+
+@pytest.mark.parametrize("version", ["471", "473", "480"])
+def test_system_names_are_checked_where_the_server_was_read_in_part(version: str) -> None:
+    """Versions whose server was read without some jars still have every system session
+    property (only trino-main declares them), so an unknown system name is refused."""
+    entries, c = _check([{"sessionProperties": {"spill_enabled": "true",
+                                                "no_such_property": "1"}}], version=version)
+    assert entries is None
+    assert [p.field for p in c.problems] == [f"{PATH}[0].sessionProperties.no_such_property"]
+
+
 def test_unchecked_connectors_catalog_properties_pass() -> None:
     """A catalog whose connector is in validation.unchecked_connectors is not checked by name."""
     entries, c = _check([{"catalogSessionProperties": {"pg": {"custom_thing": "1"}}}],
@@ -255,7 +297,7 @@ def test_476_data_has_what_trinos_documentation_names() -> None:
     assert known.system["spill_enabled"] == facts.BOOLEAN
     assert known.connector("hive")["insert_existing_partitions_behavior"] == facts.ANY  # type: ignore[index]
     assert "SELECT" in known.query_types and "DATA_DEFINITION" in known.query_types
-    assert facts.session_properties_for("475") is None
+    assert facts.session_properties_for("477") is None  # nothing of 477 is served
 
 
 def test_checking_a_document_without_session_defaults_never_loads_the_data() -> None:

@@ -93,6 +93,17 @@ STAND_INS = {
         public class DemoPlugin implements io.trino.spi.Plugin {
             public Object module() { return new DemoModule(); }
         }""",
+    # a dependency's own plugin (as the hive jar iceberg depends on carries HivePlugin)
+    "other/OtherModule.java": """
+        package other;
+        public class OtherModule implements com.google.inject.Module {
+            public Class<?> configure() { return demo.UnboundProperties.class; }
+        }""",
+    "other/OtherPlugin.java": """
+        package other;
+        public class OtherPlugin implements io.trino.spi.Plugin {
+            public Object module() { return new OtherModule(); }
+        }""",
 }
 
 
@@ -130,3 +141,17 @@ def test_catalog_properties_only_of_providers_the_plugin_binds(classes: scan.Jar
     assert classes.plugins == ["demo/DemoPlugin"]
     found = session.properties(classes.classes, classes.enums, classes.plugins, system=False)
     assert found == {"bound_flag": "boolean"}
+
+
+def test_without_a_services_file_the_own_artifacts_plugin_is_the_start(
+        classes: scan.JarScan) -> None:
+    """A plugin read from Maven has no -services jar naming its Plugin: the Plugin classes of
+    its own artifact start the walk, so a dependency's Plugin (and what its module binds) lends
+    it nothing; starting from every Plugin would take the dependency's provider too."""
+    own = [c for c in classes.classes if c.startswith("demo/")]
+    starts = session.plugin_classes(classes.classes, own)
+    assert starts == ["demo/DemoPlugin"]
+    assert session.properties(classes.classes, classes.enums, starts, system=False) == {
+        "bound_flag": "boolean"}
+    every = session.properties(classes.classes, classes.enums, [], system=False)
+    assert every == {"bound_flag": "boolean", "unbound_flag": "boolean"}

@@ -90,6 +90,13 @@ class VersionData:
     session: dict[str, Any] = field(default_factory=dict)
 
 
+def _own_classes(unit: str, keys: list[str], jar_scans: dict[str, JarScan],
+                 version: str) -> list[str]:
+    """The classes of the unit's own artifact jar (`trino-<unit>-<v>.jar`, as Maven copies it)."""
+    own = f"!trino-{unit}-{version}.jar"
+    return [c for k in keys if k.endswith(own) and k in jar_scans for c in jar_scans[k].classes]
+
+
 def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     jar_scans: dict[str, JarScan] = {}
     unit_jars: dict[str, list[str]] = {}
@@ -97,7 +104,8 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
         if data is not None and key not in jar_scans:
             jar_scans[key] = scan_jar(data)
         unit_jars.setdefault(unit, []).append(key)
-    facts = {unit: unit_facts(jar_scans[k] for k in keys if k in jar_scans)
+    facts = {unit: unit_facts((jar_scans[k] for k in keys if k in jar_scans),
+                              _own_classes(unit, keys, jar_scans, source.version))
              for unit, keys in unit_jars.items()}
     log(f"  {source.version}: {len(jar_scans)} jars in {len(facts)} units")
     # A unit whose jars failed part-way is unavailable, not partly scanned.
@@ -112,6 +120,7 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     connectors: dict[str, PropertySet] = {}
     session_connectors: dict[str, dict[str, Any]] = {}
     own: set[str] = set()
+    partial: list[str] = []  # connectors whose plugin was scanned without some of its jars
     without: list[str] = []
     for unit, one in sorted(facts.items()):
         if unit == "server":
@@ -127,6 +136,8 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
             if name not in own:
                 connectors[name] = props
                 session_connectors[name] = dict(one.session_properties)
+                if unit in source.missing:
+                    partial.append(name)
             if name == unit.replace("-", "_"):
                 own.add(name)
     levels = facts["server"].log_levels if "server" in facts else []
@@ -134,7 +145,8 @@ def scan_version(source: VersionSource, log: Any = print) -> VersionData:
     session = {"system": None if server_facts is None else dict(server_facts.session_properties),
                "connectors": session_connectors,
                "bound_when": {} if server_facts is None else server_facts.session_bound_when,
-               "query_types": [] if server_facts is None else server_facts.query_types}
+               "query_types": [] if server_facts is None else server_facts.query_types,
+               "partial": sorted(partial)}
     # A unit scanned without some of its jars (not served) is partial: named, with what it lacks.
     unavailable = list(source.unavailable) + [
         f"{unit} (without {', '.join(lost)})" for unit, lost in sorted(source.missing.items())

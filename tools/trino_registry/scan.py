@@ -292,8 +292,14 @@ def _resolve_bindings(scan: _Scan) -> None:
             break
 
 
-def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
-    """Merge the jars of one unit and resolve its bindings and connector names."""
+def unit_facts(jars: Iterable[JarScan], own: Iterable[str] = ()) -> UnitFacts:
+    """Merge the jars of one unit and resolve its bindings and connector names.
+
+    `own`: the classes of the unit's own artifact jar, whose Plugin classes start the session
+    scan where no jar names one in a services file (a plugin read from Maven as its jar and
+    dependencies: the services file is in the `-services` jar, which only the distribution
+    carries; without this the hive jar iceberg depends on would lend HivePlugin's session
+    properties to iceberg)."""
     scan = _Scan(UnitFacts())
     enums: dict[str, list[str]] = {}
     plugins: list[str] = []
@@ -310,6 +316,7 @@ def unit_facts(jars: Iterable[JarScan]) -> UnitFacts:
         scan.classes.update(jar.classes)
     _resolve_bindings(scan)
     scan.facts.connector_names = _connector_names(scan)
+    plugins = plugins or session.plugin_classes(scan.classes, own)
     scan.facts.session_properties = session.properties(
         scan.classes, enums, plugins, system=not scan.facts.connector_names)
     scan.facts.query_types = sorted(enums.get(session.QUERY_TYPE, []))

@@ -12,7 +12,9 @@ Where Trino declares them (read from trino-main-476 and the plugins with javap):
   .addBinding().to(X.class)``). The iceberg plugin carries the hive jar, whose
   HiveSessionProperties only HiveModule binds, and no class reachable from IcebergPlugin loads
   it (the start is the Plugin class the plugin's ``META-INF/services/io.trino.spi.Plugin``
-  names, as Trino's ServiceLoader finds it). Also the ``getSessionProperties()`` of a reachable class implementing
+  names, as Trino's ServiceLoader finds it; a plugin read from Maven as its jar and dependencies
+  has no ``-services`` jar, so its own artifact's Plugin class: scan.unit_facts). Also the
+  ``getSessionProperties()`` of a reachable class implementing
   ``io.trino.spi.connector.Connector`` (connectors that list them inline).
 
 Each property is a call that returns a ``io.trino.spi.session.PropertyMetadata``: its name is
@@ -34,7 +36,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,11 @@ def _reachable(classes: Mapping[str, classfile.ClassFile],
     return seen, loaded
 
 
+def plugin_classes(classes: Mapping[str, classfile.ClassFile], names: Iterable[str]) -> list[str]:
+    """The classes among `names` implementing Trino's Plugin."""
+    return sorted(n for n in names if _implements(classes, n, PLUGIN))
+
+
 def _declaring(classes: Mapping[str, classfile.ClassFile], plugins: list[str],
                system: bool) -> list[tuple[classfile.ClassFile, list[classfile.Method]]]:
     if system:
@@ -199,7 +206,8 @@ def write(versions: Mapping[str, Mapping[str, Any]], out_dir: Path, keep: bool =
                     "system": None if entry["system"] is None else old["sets"][entry["system"]],
                     "connectors": {n: old["sets"][i] for n, i in entry["connectors"].items()},
                     "bound_when": {n: old["sets"][i] for n, i in entry["bound_when"].items()},
-                    "query_types": entry["query_types"]}
+                    "query_types": entry["query_types"],
+                    "partial": entry.get("partial", [])}
     entries.update({v: dict(e) for v, e in versions.items()})
     sets: list[dict[str, Any]] = []
     index: dict[str, int] = {}
@@ -218,7 +226,8 @@ def write(versions: Mapping[str, Mapping[str, Any]], out_dir: Path, keep: bool =
             "system": None if entry["system"] is None else ref(entry["system"]),
             "connectors": {n: ref(body) for n, body in sorted(entry["connectors"].items())},
             "bound_when": {n: ref(body) for n, body in sorted(entry["bound_when"].items())},
-            "query_types": entry["query_types"]}
+            "query_types": entry["query_types"],
+            "partial": sorted(entry.get("partial", []))}
     doc["sets"] = sets
     out_dir.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trinogen.model.access_rules import strict_fields
@@ -74,6 +74,8 @@ class Scope:
     as_warnings: bool = False
     unchecked_connectors: frozenset[str] = frozenset()
     switches: frozenset[str] = frozenset()
+    # the connectors already warned about (no data for this version): one warning each
+    warned: set[str] = field(default_factory=set, compare=False)
 
     def system(self) -> Mapping[str, facts.Spec] | None:
         if self.known is None or self.known.system is None:
@@ -225,14 +227,32 @@ def _catalog(catalog: str, value: Any, path: str, scope: Scope,
                 f"{', '.join(sorted(scope.catalogs)) or 'none'}")
         return []
     known = None
-    if scope.known is not None and connector not in scope.unchecked_connectors:
-        known = scope.known.connector(connector)
+    if scope.known is not None and connector and connector not in scope.unchecked_connectors:
+        known = _connector(connector, path, scope.known, scope, c)
+    partial = scope.known is not None and connector in scope.known.partial
     return _named(props, path, known, f"{catalog}.", f"a session property of {connector}",
-                  scope, c)
+                  scope, c, partial)
+
+
+def _connector(connector: str, path: str, known: facts.SessionProperties, scope: Scope,
+               c: Checker) -> Mapping[str, facts.Spec] | None:
+    """The connector's session properties in this version; without data, one warning (per
+    connector and document) that its catalogs' properties go unchecked."""
+    props = known.connector(connector)
+    if props is None and connector not in scope.warned:
+        scope.warned.add(connector)
+        c.warn(path, f"trinogen has no session property list for connector {connector} in "
+               f"Trino {known.version} (its plugin could not be read for that version; with "
+               f"data: {', '.join(known.connector_names()) or 'none'}); its catalog session "
+               "property names and values are not checked")
+    return props
 
 
 def _named(props: Mapping[str, Any], path: str, known: Mapping[str, facts.Spec] | None,
-           prefix: str, what: str, scope: Scope, c: Checker) -> list[tuple[str, str]]:
+           prefix: str, what: str, scope: Scope, c: Checker,
+           partial: bool = False) -> list[tuple[str, str]]:
+    """The properties as written; `partial`: the data was read without some of the plugin's
+    jars, so an unknown name is only warned about."""
     out = []
     for name, raw in sorted(props.items()):
         where = field_path(path, name)
@@ -242,13 +262,24 @@ def _named(props: Mapping[str, Any], path: str, known: Mapping[str, facts.Spec] 
         if not _NAME.fullmatch(name) or len(name) > 200:
             c.error(where, "is not a session property name (lower-case letters, digits and _)")
             continue
-        problem = None if known is None else _problem(name, text, known, prefix, what, scope, c)
-        if problem is not None:
-            _report(c, scope, where, problem)
-            if not scope.as_warnings:
-                continue
-        out.append((prefix + name, text))
+        if known is None or _keeps(name, text, where, known, prefix, what, scope, c, partial):
+            out.append((prefix + name, text))
     return out
+
+
+def _keeps(name: str, text: str, where: str, known: Mapping[str, facts.Spec], prefix: str,
+           what: str, scope: Scope, c: Checker, partial: bool) -> bool:
+    """Whether the property is written: what Trino would refuse is reported, an error but in
+    warn mode, or for an unknown name of a connector read in part (a warning, kept)."""
+    problem = _problem(name, text, known, prefix, what, scope, c)
+    if problem is None:
+        return True
+    unknown_partial = partial and name not in known
+    if scope.as_warnings or unknown_partial:
+        c.warn(where, problem + (_PARTIAL if unknown_partial else ""))
+        return True
+    c.error(where, problem)
+    return False
 
 
 def _problem(name: str, text: str, known: Mapping[str, facts.Spec], prefix: str, what: str,
@@ -271,6 +302,10 @@ def _unknown(name: str, known: Mapping[str, facts.Spec], prefix: str, what: str,
     return (f"{show(name)} is not {what} in Trino {version}"
             f"{f' (did you mean {hint}?)' if hint else ''}; Trino would fail every query this "
             "entry matches")
+
+
+_PARTIAL = (" (a warning: trinogen read this connector's session properties without some of "
+            "its plugin's jars, which Maven Central did not serve for this version)")
 
 
 def _value_text(value: Any, path: str, c: Checker) -> str | None:

@@ -35,10 +35,17 @@ class SessionProperties:
     # system session properties Trino binds only under a switch ("protocol.spooling.enabled=
     # true" -> the spooling ones), which `system` leaves out
     bound_when: Mapping[str, Mapping[str, Spec]]
+    # connectors whose plugin was read without some of its jars (Maven Central did not serve
+    # them): a name missing from their data may still be Trino's
+    partial: frozenset[str] = frozenset()
 
     def connector(self, name: str) -> Mapping[str, Spec] | None:
-        """The catalog session properties of a connector name; None: not in the data."""
+        """The catalog session properties of a connector name; None: not in the data (the
+        version has no such connector, or its plugin could not be had for this version)."""
         return self._connectors.get(name)
+
+    def connector_names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._connectors))
 
 
 def _specs(raw: Mapping[str, Any]) -> dict[str, Spec]:
@@ -74,7 +81,7 @@ def session_properties_for(version: str) -> SessionProperties | None:
     connectors = {name: _specs(sets[i]) for name, i in entry["connectors"].items()}
     bound_when = {switch: _specs(sets[i]) for switch, i in entry["bound_when"].items()}
     return SessionProperties(str(version), system, connectors, tuple(entry["query_types"]),
-                             bound_when)
+                             bound_when, frozenset(entry.get("partial", ())))
 
 
 def covered_versions() -> tuple[str, ...]:

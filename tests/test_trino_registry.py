@@ -319,6 +319,35 @@ def test_another_connectors_property_is_not_known() -> None:
     assert not postgresql.accepts("hive.metastore.uri")
 
 
+# The hive.* names an iceberg read from Maven (its jar and dependencies, no -services jar)
+# accepts beyond 476's iceberg (read from the distribution, whose plugin/iceberg/ ships
+# trino-hive-476 too). Read with `javap -v` from the trino-hive jar of each version:
+# io/trino/plugin/hive/HiveConfig declares each (476's does not); no class of the trino-iceberg
+# jar of that version declares any. 479's iceberg was read without trino-hive: nothing.
+_PROTOBUF = {"hive.protobuf.descriptors.location", "hive.protobuf.descriptors.cache.max-size",
+             "hive.protobuf.descriptors.cache.refresh-interval"}
+HIVE_CONFIG_NAMES_SINCE_476 = {
+    "479": set(),
+    "480": _PROTOBUF,
+    "482": _PROTOBUF | {"hive.parquet.max-split-size"},
+    "483": _PROTOBUF | {"hive.parquet.max-split-size"},
+}
+
+
+@pytest.mark.parametrize("version", sorted(HIVE_CONFIG_NAMES_SINCE_476))
+def test_a_maven_read_iceberg_takes_from_the_hive_jar_what_the_distribution_does(
+        version: str) -> None:
+    """An iceberg read from Maven takes the hive jar's names as 476's distribution does and
+    gains only what that jar's HiveConfig added since, no other plugin's."""
+    def hive_names(registry_version: str) -> set[str]:
+        registry = registry_for(registry_version)
+        iceberg = None if registry is None else registry.connector("iceberg")
+        assert iceberg is not None
+        return {n for n in iceberg.names if n.startswith("hive.")}
+
+    assert hive_names(version) - hive_names("476") == HIVE_CONFIG_NAMES_SINCE_476[version]
+
+
 def test_unknown_connector_name_has_close_names() -> None:
     """An unknown connector name has no set, and the close real names are offered."""
     registry = registry_for("476")

@@ -102,6 +102,26 @@ def test_every_homed_kind_has_its_whole_home(kind: str) -> None:
     assert kinds.fragment(kind) in TEMPLATE_NAMES
 
 
+@pytest.mark.parametrize("kind", sorted(kinds.PER_CATALOG))
+def test_every_kind_a_catalog_picks_has_its_home(kind: str) -> None:
+    """Each kind in PER_CATALOG is a listed kind whose parser is found in its home, and has a
+    document module but no values module nor template fragment (its lines are the catalog's)."""
+    import importlib
+    import importlib.util
+    import inspect
+
+    from tests.conftest import ROOT
+
+    assert kind in kinds.KINDS and kind not in kinds.HOMED
+    assert settings_named.KINDS[kind] == f"trinogen.kinds.{kind}.options"
+    options = importlib.import_module(kinds.module(kind, "options"))
+    assert list(inspect.signature(options.parse).parameters) == ["where", "raw"]
+    assert importlib.util.find_spec(kinds.module(kind, "document")) is not None
+    assert importlib.util.find_spec(kinds.module(kind, "values")) is None
+    assert not (ROOT / "templates" / kinds.fragment(kind)).exists()
+    assert "{catalog}" in kinds.PER_CATALOG[kind]
+
+
 def test_a_listed_kind_is_picked_by_its_field(probe: Settings) -> None:
     """A document's `probe: audit` becomes the cluster's probe value; an unknown name is an
     error naming the field and the known options."""

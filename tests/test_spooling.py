@@ -21,7 +21,7 @@ from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.model.checker import Checker, field_path
 from trinogen.model.secret_values import spooling_key_problem as key_problem
 from trinogen.model.spooling import SpoolingProtocol, spooling
-from trinogen.model.storage import Identity
+from trinogen.model.types import Identity
 from trinogen.render import Renderer
 from trinogen.secrets import Secret, SecretData, SecretUse, settings_use
 from trinogen.settings import Settings

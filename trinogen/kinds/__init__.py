@@ -28,7 +28,7 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 # `faultTolerance.exchange` in model/fault_tolerance.py), with `{role}`
 # when each role picks its own (`placement`, in model/operation.py). The others keep their
 # parser in `trinogen.settings.options.<kind>` and their reading in `trinogen.model` (issue 21:
-# moved one by one, every output byte-identical).
+# moved one by one, every output byte-identical); `storage` is homed too, in PER_CATALOG.
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
@@ -48,6 +48,16 @@ HOMED: dict[str, str] = {
     "exchange": "faultTolerance.exchange",
 }
 ROLES = ("coordinator", "worker")  # what `{role}` stands for, in this order
+
+# Kinds in their home that each catalog picks for itself, not the cluster: kind -> the field
+# inside a catalog entry (`{catalog}` is the entry's path: `connectors["lake"]`, a library
+# reference's too). The connectors reader (model/connectors.py) picks it with `option_of(...,
+# catalog=path)` and, for a pick, imports the kind's `document` module, whose lines join that
+# catalog's. Such a kind adds no chart values (no `values` module, no template fragment), is not
+# in `Cluster.kinds`, and is not a field a tenant or profile requires.
+PER_CATALOG: dict[str, str] = {
+    "storage": "{catalog}.storage",
+}
 
 # Homed kinds whose document may also write a value of its own, in this top-level field, beside
 # (or instead of) picking an option: the kind's `fill` runs when the document picks an option or
@@ -70,7 +80,7 @@ OWN_VALUE = frozenset({"resource_groups"})
 
 def module(kind: str, part: str) -> str:
     """The module holding one part (`options`, `document`, `values`) of a kind."""
-    if kind in HOMED:
+    if kind in HOMED or kind in PER_CATALOG:
         return f"trinogen.kinds.{kind}.{part}"
     if part != "options":
         raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")

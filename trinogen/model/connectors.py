@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trinogen.model import kinds
 from trinogen.model.checker import PROPERTY_KEY_RULE, Checker, field_path, property_key_ok, show
 from trinogen.model.jdbc_options import is_jdbc_url
 from trinogen.model.library import NO_LIBRARY, Library, resolve
@@ -23,14 +24,13 @@ from trinogen.model.rules import (
     MAX_CONNECTORS,
     RESERVED_CATALOGS,
 )
-from trinogen.model.storage import Identity, storage_properties
 from trinogen.model.trino import TrinoCheck
-from trinogen.model.types import Connector
+from trinogen.model.types import Connector, Identity
 from trinogen.secrets import BoundSegment, PlaceholderError, bind
-from trinogen.settings import SecretSettings
+from trinogen.settings import SecretSettings, Settings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
-    from trinogen.settings.options.storage import Storage
+    from trinogen.kinds.storage.options import Storage
 
 # A key that takes a connection URL (`connection-url`, `iceberg.jdbc-catalog.connection-url`,
 # `mongodb.connection-url`): when a placeholder comes before the scheme the document wrote,
@@ -52,7 +52,7 @@ class Binding:
     cluster_id: str | None
     owner: str | None
     secrets: SecretSettings
-    stores: Mapping[str, Storage] = field(default_factory=dict)  # the `storage` options
+    settings: Settings  # the options a catalog picks (`storage`: trinogen.kinds.PER_CATALOG)
 
     def bind(self, text: str, path: str, c: Checker) -> tuple[BoundSegment, ...] | None:
         """Split a value around its placeholders and bind each to a Vault reference."""
@@ -154,7 +154,7 @@ def catalog_properties(
     """Judge one catalog's properties: its entries (connector.name first, the rest sorted). The
     registry of the document's Trino version
     judges the names (and the file systems their values switch on) once each is plain text,
-    those a picked storage option adds (`model.storage`) included."""
+    those a picked storage option adds (`trinogen.kinds.storage`) included."""
     if "connector.name" not in props:
         c.error(f"{path}.properties", "needs \"connector.name\" (e.g. \"hive\", \"mysql\")")
     entries: list[tuple[str, tuple[BoundSegment, ...]]] = []
@@ -170,13 +170,25 @@ def catalog_properties(
                                   or not _secret_in_url(key, text, bound, kpath, c)):
             entries.append((key, bound))
     if storage is not None:  # a store picked: its file-system properties join the catalog
-        for key, bound in storage_properties(storage, path, props, binding.stores,
-                                             Identity(binding.cluster_id, binding.owner), trino, c):
+        for key, bound in _storage_lines(storage, path, props, binding, trino, c):
             entries.append((key, bound))
             texts[key] = (_env_text(bound), f"{path}.storage")
     trino.catalog(f"{path}.properties", texts)
     entries.sort(key=lambda kv: (kv[0] != "connector.name", kv[0]))
     return tuple(entries)
+
+
+def _storage_lines(value: Any, path: str, props: Mapping[str, Any], binding: Binding,
+                   trino: TrinoCheck, c: Checker) -> list[tuple[str, tuple[BoundSegment, ...]]]:
+    """The entries of the storage option the catalog at `path` picks (none when it picks none
+    or its pick is refused: reported); the kind's document module is loaded only for a pick."""
+    store: Storage | None = kinds.option_of("storage", value, binding.settings, c, catalog=path)
+    if store is None:
+        return []
+    from trinogen.kinds.storage.document import storage_properties  # a catalog picked a store
+
+    return storage_properties(store, value, path, props,
+                              Identity(binding.cluster_id, binding.owner), trino, c)
 
 
 def _property_text(key: str, raw_value: Any, kpath: str, c: Checker) -> str | None:

@@ -42,9 +42,8 @@ from trinogen.model.rules import (
 from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.spooling import SpoolingProtocol, spooling
 from trinogen.model.spooling import check_private as check_spooling_private
-from trinogen.model.storage import Identity
 from trinogen.model.trino import TrinoCheck, log_lines
-from trinogen.model.types import Cluster, Connector, Failed, Outcome, RawDocument
+from trinogen.model.types import Cluster, Connector, Failed, Identity, Outcome, RawDocument
 from trinogen.model.workload import workload
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
@@ -142,7 +141,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     """Every feature's reader in turn (the order is the order of the problems reported)."""
     cluster_id, owner = head.cluster_id, head.owner
     cc = c.mapping(d.get("clusterConfig"), "clusterConfig")
-    binding = Binding(cluster_id, owner, s.secrets, s.options("storage"))
+    binding = Binding(cluster_id, owner, s.secrets, s)
     bind = ServerBinding(binding)  # placeholders in server properties (issue 13)
     props = properties(d.get("properties"), "properties", c, required=False, bind=bind)
     sizing = cluster_config(cc, props, trino, c, bind)

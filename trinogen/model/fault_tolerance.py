@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from trinogen.model import kinds
 from trinogen.model.checker import Checker, show
-from trinogen.model.storage import Identity
+from trinogen.model.types import Identity
 from trinogen.settings import Settings
 
 RETRY_POLICY = "retry-policy"

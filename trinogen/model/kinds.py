@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from trinogen.kinds import HOMED, OWN, OWN_VALUE, SELF_PICKED, module
+from trinogen.kinds import HOMED, OWN, OWN_VALUE, PER_CATALOG, SELF_PICKED, module
 from trinogen.model.checker import MAPS, Checker
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
@@ -65,10 +65,14 @@ def pick_one(kind: str, value: Any, s: Settings, c: Checker, *, required: bool =
 
 
 def option_of(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False,
-              role: str = "") -> Any | None:
+              role: str = "", catalog: str = "") -> Any | None:
     """The option `value` names (None: none, or reported on `c`); `role` fills the field of a
-    kind each role picks (`clusterConfig.{role}.placement`)."""
-    field = HOMED[kind].format(role=role) if role else HOMED[kind]
+    kind each role picks (`clusterConfig.{role}.placement`), `catalog` that of a kind each
+    catalog picks (`PER_CATALOG`: `connectors["lake"].storage`)."""
+    if catalog:
+        field = PER_CATALOG[kind].format(catalog=catalog)
+    else:
+        field = HOMED[kind].format(role=role) if role else HOMED[kind]
     return c.pick(value, field, s.options(kind), kind, required=required)
 
 

@@ -280,8 +280,8 @@ def resolve(conn: Mapping[str, Any], path: str, owner: str | None, library: Libr
     the entry itself when it names none; None when the reference cannot be used (reported)."""
     if "shared" not in conn:
         return conn
-    # `storage` is the using cluster's pick of a platform store (model.storage), judged with
-    # the merged properties: the library holds the catalog, the platform the stores.
+    # `storage` is the using cluster's pick of a platform store (trinogen.kinds.storage), judged
+    # with the merged properties: the library holds the catalog, the platform the stores.
     c.fields(conn, path, {"name", "shared", "properties", "storage"})
     ref = c.string(conn.get("shared"), f"{path}.shared", pattern=CONNECTOR_NAME,
                    max_len=MAX_CONNECTOR_NAME, rule="name a catalog of the library")

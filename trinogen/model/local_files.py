@@ -12,7 +12,7 @@ A document may write none of them; no platform option offers a local directory i
 The legacy Hadoop file system (`fs.hadoop.enabled`) serves every scheme no native file system
 takes, `file:` included: `external_location = 'file:///var/run/secrets/...'` is SQL, and a
 metastore may hand out such a location, neither of which trinogen sees. A document may not
-switch it on; a storage option of type `hdfs` does (`trinogen.model.storage`), so HDFS is the
+switch it on; a storage option of type `hdfs` does (`trinogen.kinds.storage`), so HDFS is the
 platform's choice and its accepted risk, scoped to the tenants it lets pick that option.
 Properties that name one file (a keytab, core-site.xml) are `trinogen.model.file_paths`'s: they
 must name a file trinogen mounts.

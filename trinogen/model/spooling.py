@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from trinogen.model.checker import Checker, show
 from trinogen.model.secret_values import SPOOLING_KEY
 from trinogen.model.server_secrets import env_reference
-from trinogen.model.storage import Identity, catalog_lines, vault_uses
-from trinogen.model.types import ServerSecret
+from trinogen.model.types import Identity, ServerSecret
 from trinogen.model.units import DATA_SIZE, data_size_bytes
 from trinogen.secrets import BoundSegment, PlaceholderError, SecretUse, settings_ref, settings_use
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.kinds.storage.options import Storage
     from trinogen.settings.options.spooling import Spooling
-    from trinogen.settings.options.storage import Storage
 
 FIELDS = {"storage", "inlining"}
 INLINING_FIELDS = {"maxRows", "maxSize"}
@@ -165,6 +164,8 @@ def _max_size(value: Any, c: Checker) -> str | None:
 def protocol(store: Storage, spool: Spooling, who: Identity,
              inlining: Inlining = DEFAULTS) -> SpoolingProtocol | None:
     """The lines of one cluster; None when its identity is unusable (reported elsewhere)."""
+    from trinogen.kinds.storage.document import vault_uses  # a cluster that spools
+
     uses = vault_uses(store, who)
     if uses is None or who.cluster_id is None or who.owner is None:
         return None
@@ -213,6 +214,8 @@ def config_lines(spool: Spooling, key: SecretUse, inlining: Inlining) -> tuple[E
 def manager_lines(store: Storage, spool: Spooling, location: str,
                   uses: Mapping[str, SecretUse]) -> tuple[Entry, ...]:
     """spooling-manager.properties (FileSystemSpoolingConfig and the store's file system)."""
+    from trinogen.kinds.storage.document import catalog_lines  # a cluster that spools
+
     lines: list[Entry] = [("spooling-manager.name", ("filesystem",)), ("fs.location", (location,))]
     lines += [(k, (v,)) for k, v in catalog_lines(store, SWITCHES[store.type], uses)]
     if spool.segment_ttl is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from trinogen.errors import Problem
 from trinogen.secrets import BoundSegment, SecretUse
@@ -90,6 +90,15 @@ class FileConfigMap:
 
     name: str  # the ConfigMap name
     files: tuple[tuple[str, str], ...]  # key (the file name) -> content, sorted by key
+
+
+class Identity(NamedTuple):
+    """Whose Vault paths a platform option's references name ({cluster}, {owner}): a store's
+    credentials (trinogen.kinds.storage), read by a catalog, a spool or the exchange. Either is
+    None when the document's own was invalid (reported already)."""
+
+    cluster_id: str | None
+    owner: str | None
 
 
 @dataclass(frozen=True)

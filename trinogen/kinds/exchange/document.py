@@ -13,14 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trinogen.kinds.storage.document import vault_uses
 from trinogen.model.checker import Checker
-from trinogen.model.storage import Identity, vault_uses
+from trinogen.model.types import Identity
 from trinogen.secrets import BoundSegment, SecretUse
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
     from trinogen.kinds.exchange.options import Exchange
-    from trinogen.settings.options.storage import Storage
+    from trinogen.kinds.storage.options import Storage
 
 FIELD = "faultTolerance.exchange"
 Lines = tuple[tuple[str, str], ...]

@@ -2,8 +2,9 @@
 
 The platform names each store once (`storage: {lake-eu: {type: s3, region: ...}}`); a catalog
 picks one with `connectors[].storage`, and the exchange options name one too. What a store turns
-into (the `fs.*`, `s3.*`, `gcs.*` or `azure.*` properties) is decided in `trinogen.model.storage`;
-here only its shape is checked, when the settings are loaded. Pure.
+into (the `fs.*`, `s3.*`, `gcs.*` or `azure.*` properties) is decided in
+`trinogen.kinds.storage.document`; here only its shape is checked, when the settings are loaded.
+Pure.
 
 A store of type `hdfs` is the legacy Hadoop file system (`fs.hadoop.enabled=true`), the only way
 to it (issue 19): Hadoop serves every scheme no native file system takes, `file:` included, so a
@@ -47,7 +48,7 @@ VAULT_KEYS: dict[str, tuple[str, ...]] = {
 # For HDFS that is the client's tuning (hive.dfs.*, Trino 476); the catalog keeps its own
 # hive.config.resources (attached files) and its Kerberos identity (hive.hdfs.*).
 PREFIXES = {"s3": "s3.", "gcs": "gcs.", "azure": "azure.", "hdfs": "hive.dfs."}
-# The catalog properties a store's fields may write (trinogen.model.storage): `properties` may
+# The catalog properties a store's fields may write (kinds.storage.document): `properties` may
 # not set them a second time.
 OWNED = {
     "s3": frozenset({"s3.region", "s3.endpoint", "s3.path-style-access", "s3.sse.type",

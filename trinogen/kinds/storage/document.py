@@ -1,26 +1,31 @@
-"""Lake storage: a catalog names a storage option, trinogen writes the file-system properties.
+"""A catalog's pick of a storage option made its file-system properties (issue 13 item 5).
 
-`connectors[].storage: "lake-eu"` picks a `storage` option of the settings (issue 13 item 5);
-`storage_properties()` turns it into the catalog lines the connector needs (the native file
-system's switch and its `s3.*`, `gcs.*` or `azure.*` settings), with Vault credentials bound to
-`${ENV:...}` like any connector placeholder. The storage lives in one place: a catalog that names
-a store may not set that file system's properties itself, and a connector that reads no file
-system (jdbc, kafka...) may not name one. The registry of the document's Trino version judges the
-generated names like any other catalog property (the caller adds them to the catalog's texts).
+`connectors[].storage: "lake-eu"` (or a catalog-library entry's `storage`) picks a `storage`
+option of the settings; the connectors reader picks it (`trinogen.model.kinds.option_of`, the
+field `{catalog}.storage` of `trinogen.kinds.PER_CATALOG`) and imports this module only then.
+`storage_properties()` turns the pick into the catalog lines the connector needs (the native
+file system's switch and its `s3.*`, `gcs.*` or `azure.*` settings), with Vault credentials bound
+to `${ENV:...}` like any connector placeholder. The storage lives in one place: a catalog that
+names a store may not set that file system's properties itself, and a connector that reads no
+file system (jdbc, kafka...) may not name one. The registry of the document's Trino version
+judges the generated names like any other catalog property (the caller adds them to the
+catalog's texts). `vault_uses` and `catalog_lines` serve the spool and the exchange on a store
+too. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.checker import Checker, field_path, show
 from trinogen.model.trino import TrinoCheck
+from trinogen.model.types import Identity
 from trinogen.secrets import BoundSegment, SecretUse, settings_use
 from trinogen.trino.checks import LAKE_CONNECTORS
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
-    from trinogen.settings.options.storage import Storage
+    from trinogen.kinds.storage.options import Storage
 
 # Each store type's file-system switch, as Trino >= 458 names it, and the name Trino 483 gave
 # it (the old one stays as a deprecated alias there). Legacy Hadoop kept its name; a document
@@ -37,20 +42,9 @@ CREDENTIAL_KEYS = {"access_key": {"s3": "s3.aws-access-key", "azure": "azure.acc
 Entry = tuple[str, tuple[BoundSegment, ...]]
 
 
-class Identity(NamedTuple):
-    """Whose Vault paths a store's references name ({cluster}, {owner})."""
-
-    cluster_id: str | None
-    owner: str | None
-
-
-def storage_properties(value: Any, path: str, props: Mapping[str, Any],
-                       stores: Mapping[str, Storage], who: Identity, trino: TrinoCheck,
-                       c: Checker) -> list[Entry]:
-    """The catalog entries a picked store adds (empty when none is picked or it is refused)."""
-    store: Storage | None = c.pick(value, f"{path}.storage", stores, "storage")
-    if store is None:
-        return []
+def storage_properties(store: Storage, value: Any, path: str, props: Mapping[str, Any],
+                       who: Identity, trino: TrinoCheck, c: Checker) -> list[Entry]:
+    """The catalog entries the store `value` picked adds (empty when it is refused here)."""
     connector = props.get("connector.name")
     spath = f"{path}.storage"
     if not isinstance(connector, str) or not reads_files(trino, connector, store.type):

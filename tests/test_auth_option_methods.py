@@ -39,6 +39,10 @@ OPTIONS = {
     "corp-jwt": {**COMMON, "type": "JWT", "jwt": JWT},
     "corp-both": {**COMMON, "type": ["LDAP", "JWT"], "ldap": LDAP, "jwt": JWT},
     "corp-sso-jwt": {**COMMON, "type": ["OAUTH2", "JWT"], "jwt": JWT, **OAUTH2},
+    # plain LDAP, allowed explicitly; a cache time: the section's non-text fields
+    "lab-ldap": {**COMMON, "type": "LDAP", "ldap": {
+        **{k: v for k, v in LDAP.items() if k != "truststore"}, "url": "ldap://ldap.lab:389",
+        "allow_insecure": True, "cache_ttl": "1m"}},
 }
 
 
@@ -47,6 +51,7 @@ OPTIONS = {
     ("corp-jwt", "JWT", ("JWT",)),
     ("corp-both", "PASSWORD,JWT", ("LDAP", "JWT")),
     ("corp-sso-jwt", "OAUTH2,JWT", ("OAUTH2", "JWT")),
+    ("lab-ldap", "PASSWORD", ("LDAP",)),
 ])
 def test_an_option_names_its_methods_in_order(name: str, trino_type: str,
                                               methods: tuple[str, ...]) -> None:

@@ -161,7 +161,8 @@ def _own(where: str, method: _Method) -> _Method:
     group: who may sign in to which cluster)."""
     for f in dataclasses.fields(method):
         value = getattr(method, f.name)
-        for text in (value,) if isinstance(value, str) else value or ():
+        texts = (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ()
+        for text in texts:  # a flag (allow_insecure), a number or None holds no text
             if isinstance(text, str):
                 check_one_per_cluster(f"{where}.{f.name}", text, "sign-in")
     return method

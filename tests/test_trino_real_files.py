@@ -125,8 +125,9 @@ class Boot:
 
 
 def _scheduled(run: Any, timeout: float = 90.0) -> Any:
-    """The first query's answer once the lone coordinator schedules (under load it answers
-    NO_NODES_AVAILABLE for a while right after it started)."""
+    """A query's answer once the lone coordinator schedules it (under load it answers
+    NO_NODES_AVAILABLE for a while right after it started, and again while its node list
+    refreshes: seen in CI for the first query after SHOW CATALOGS)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -152,7 +153,9 @@ def boot_alone(pod: ts.NodeFiles, heap: float, dist: Path, root: Path,
         if state != "started":
             return Boot(False, node.log(), [])
         catalogs = [str(r[0]) for r in _scheduled(lambda: ts.query(port, "SHOW CATALOGS"))]
-        return Boot(True, node.log(), catalogs, {q: ts.query(port, q) for q in sql})
+        # each query may meet the node scheduler's refresh anew on a loaded machine
+        return Boot(True, node.log(), catalogs,
+                    {q: _scheduled(lambda q=q: ts.query(port, q)) for q in sql})
     finally:
         node.stop()
 

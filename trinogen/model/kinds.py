@@ -78,6 +78,8 @@ def option_of(kind: str, value: Any, s: Settings, c: Checker, *, required: bool 
               role: str = "") -> Any | None:
     """The option `value` names (None: none, or reported on `c`); `role` fills the field of a
     kind each role picks (`clusterConfig.{role}.placement`)."""
+    if value is None and not required:
+        return None  # what Checker.pick answers, without naming the field: most documents
     field = HOMED[kind].format(role=role) if role else HOMED[kind]
     return c.pick(value, field, s.options(kind), kind, required=required)
 

@@ -10,7 +10,7 @@ claimed twice: `claims`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from trinogen.model.access import access_control
@@ -157,7 +157,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
     auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
-    uses = _document_uses(bind, found, files)
+    uses = _Uses(bind, found, files)  # listed only if a check below reads it
     if auth is not None:  # what the picked option owns, the document may not set or read
         check_owned(d["authentication"], _server_keys(props, sizing), c)
         check_auth_private(auth, uses, c)
@@ -167,7 +167,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     access, opa = access_control(d.get("accessControl"), s, c)
     picked = workload(d, cluster_id, owner, s, c, opa)
     check_private(picked.kinds, uses, c)
-    _check_option_lines(_server_keys(props, sizing), spool, picked.kinds, c)
+    _check_option_lines(props, sizing, spool, picked.kinds, c)
     op = operation(d, s, c, autoscaled=sizing.autoscaling is not None,
                    grace=sizing.grace_period_seconds, drain=sizing.drain_seconds,
                    cluster_id=cluster_id)
@@ -177,7 +177,7 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                  destination=destination, profile=d.get("profile"))
 
 
-def _check_option_lines(keys: list[tuple[str, str]], spool: SpoolingProtocol | None,
+def _check_option_lines(props: Props, sizing: Sizing, spool: SpoolingProtocol | None,
                         kinds: KindParts, c: Checker) -> None:
     """A key that a picked field's option writes is the option's: the document's own line of it
     would be a second line of one key in config.properties (`protocol.spooling.enabled=false`
@@ -186,10 +186,28 @@ def _check_option_lines(keys: list[tuple[str, str]], spool: SpoolingProtocol | N
     for kind, part in kinds:
         for key, _ in (*part.config, *part.coordinator, *getattr(part, "worker", ())):
             owner.setdefault(key, f"the {kind} option it picked")
-    for key, path in keys:
+    if not owner:
+        return  # no picked option writes a line (the document's keys are not listed)
+    for key, path in _server_keys(props, sizing):
         if key in owner:
             c.error(path, f"{key} is written by trinogen from the document's {owner[key]}; "
                     "remove it")
+
+
+class _Uses:
+    """`_document_uses`, listed on the first pass over it and kept: the checks that read it
+    (an authentication pick's secrets, a spooling key, a kind's private secrets) return before
+    it when the cluster has nothing of theirs, as a plain document has not."""
+
+    def __init__(self, bind: ServerBinding, found: tuple[Connector, ...] | None,
+                 files: AttachedFiles) -> None:
+        self._from = (bind, found, files)
+        self._listed: list[tuple[str, SecretUse]] | None = None
+
+    def __iter__(self) -> Iterator[tuple[str, SecretUse]]:
+        if self._listed is None:
+            self._listed = _document_uses(*self._from)
+        return iter(self._listed)
 
 
 def _document_uses(bind: ServerBinding, found: tuple[Connector, ...] | None,

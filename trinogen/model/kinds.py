@@ -48,6 +48,8 @@ def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
         if "." in field:
             continue  # picked by the reader of the field it sits in, with pick_one
         value = d.get(field)
+        if value is None and _quiet(kind, d):
+            continue
         if kind in OWN_VALUE and isinstance(value, MAPS):
             out.append((kind, Own(value)))
             continue
@@ -55,6 +57,14 @@ def pick(d: Mapping[str, Any], s: Settings, c: Checker) -> Picked:
         if option is not None or (kind in OWN and d.get(OWN[kind]) is not None):
             out.append((kind, option))
     return tuple(out)
+
+
+def _quiet(kind: str, d: Mapping[str, Any]) -> bool:
+    """Whether a kind whose field the document left out picks nothing: every document takes
+    `pick`'s loop and most write none of these fields (Checker.pick of None reports nothing),
+    but a kind that picks for itself may be required by the platform whatever the document
+    says, and a kind of `OWN` is filled from its own field too."""
+    return kind not in SELF_PICKED and (kind not in OWN or d.get(OWN[kind]) is None)
 
 
 def pick_one(kind: str, value: Any, s: Settings, c: Checker, *, required: bool = False) -> Picked:
@@ -69,6 +79,8 @@ def option_of(kind: str, value: Any, s: Settings, c: Checker, *, required: bool 
     """The option `value` names (None: none, or reported on `c`); `role` fills the field of a
     kind each role picks (`clusterConfig.{role}.placement`), `catalog` that of a kind each
     catalog picks (`PER_CATALOG`: `connectors["lake"].storage`)."""
+    if value is None and not required:
+        return None  # what Checker.pick answers, without naming the field: most documents
     if catalog:
         field = PER_CATALOG[kind].format(catalog=catalog)
     else:

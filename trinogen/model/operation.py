@@ -50,6 +50,8 @@ def operation(d: Mapping[str, Any], settings: Settings, c: Checker, *, autoscale
 
 
 def _placement(value: Any, role: str, settings: Settings, c: Checker) -> Placement | None:
+    if value is None:
+        return None  # nothing picked (option_of reports nothing for it either)
     path = f"clusterConfig.{role}.placement"
     picked: Placement | None = kinds.option_of("placement", value, settings, c, role=role)
     if picked is not None and role == "coordinator" and picked.topology_spread:

@@ -191,6 +191,8 @@ def check_private(stores: Mapping[str, Storage], who: Identity,
                                   who.owner)] = name
             except PlaceholderError:  # checked with a sample when the settings loaded
                 continue
+    if not keys:
+        return  # no storage option spools: no key to leak (and `uses` is not listed)
     for path, use in uses:
         if use.ref in keys:
             c.error(path, f"placeholder {use.placeholder.text} names the spooling key of the "

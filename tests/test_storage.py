@@ -285,3 +285,22 @@ def test_a_document_without_storage_is_untouched_by_the_options() -> None:
     assert isinstance(a, Cluster) and isinstance(b, Cluster)
     assert Renderer(base).render_cluster(a, {}) == Renderer(with_options).render_cluster(b, {})
 
+
+
+@pytest.mark.parametrize("version", ["474", "476", "480", "483"])
+def test_a_hive_catalog_takes_the_store_on_every_covered_version(version: str) -> None:
+    """A hive catalog on an s3 store validates whether its version's registry was read whole
+    (476, 483) or without hive's file-system jars (474, 480: incomplete, not knowing the
+    switch), and the store's switch is written."""
+    outcome = classify(RawDocument('"d"', doc(hive("lake-eu"), version=version)), settings_with())
+    props = catalog(outcome)
+    assert "s3.region" in props and ({"fs.native-s3.enabled", "fs.s3.enabled"} & set(props))
+
+
+def test_a_non_lake_connector_is_refused_the_store_on_an_incomplete_version() -> None:
+    """An incomplete registry does not lift the refusal for a connector that is no lake
+    connector (postgresql on 480)."""
+    body = doc(hive("lake-eu", "postgresql", **{"connection-url": "jdbc:postgresql://pg/dw"}),
+               version="480")
+    outcome = classify(RawDocument('"d"', body), settings_with())
+    assert any("reads no file system" in m for _, m in problems(outcome))

@@ -67,11 +67,16 @@ def storage_properties(store: Storage, value: Any, path: str, props: Mapping[str
 
 def reads_files(trino: TrinoCheck, connector: str, kind: str) -> bool:
     """Does this connector take a native file system of this type? The registry knows for the
-    document's version; without it (not covered, or checks off) the lake connectors do."""
-    known = trino.registry.connector(connector) if trino.registry is not None else None
+    document's version; without it (not covered, or checks off) the lake connectors do, and a
+    version read without some of its jars (incomplete: 480's hive lacks the file-system jars)
+    may not know a lake connector's switch, so its word "no" does not count there."""
+    registry = trino.registry
+    known = registry.connector(connector) if registry is not None else None
     if known is None:
         return connector in LAKE_CONNECTORS
-    return any(known.accepts(s) for s in SWITCHES[kind])
+    if any(known.accepts(s) for s in SWITCHES[kind]):
+        return True
+    return registry is not None and not registry.complete and connector in LAKE_CONNECTORS
 
 
 def switch_name(trino: TrinoCheck, connector: str, kind: str) -> str:

@@ -21,7 +21,7 @@ from tests.test_auth import secure_settings
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.render import Renderer
-from trinogen.settings.options.authentication import parse
+from trinogen.kinds.authentication.options import parse
 
 CID, OWNER = "sales", "sales_team"
 COMMON = {"tls": "pod", "shared_secret": "secret/trino/{cluster}/auth#shared-secret",

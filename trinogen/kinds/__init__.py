@@ -27,9 +27,10 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 # field (that field's reader picks it: `accessControl.opa` in model/access.py,
 # `faultTolerance.exchange` in model/fault_tolerance.py), with `{role}`
 # when each role picks its own (`placement`, in model/operation.py). `storage` is homed too, in
-# PER_CATALOG. `authentication` has only its parser, `trinogen.kinds.authentication.options`, at
-# home: its reading stays in `trinogen.model.auth` (issue 21: moved one layer at a time, every
-# output byte-identical).
+# PER_CATALOG. `authentication` has its parser and its document reading at home
+# (`trinogen.kinds.authentication`), but `model/document.py` calls the reading itself and its
+# chart values are not a `Part` yet (issue 21: moved one layer at a time, every output
+# byte-identical).
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",
@@ -81,7 +82,7 @@ OWN_VALUE = frozenset({"resource_groups"})
 
 def module(kind: str, part: str) -> str:
     """The module holding one part (`options`, `document`, `values`) of a kind: every kind's
-    parser is in its home; `authentication` still reads and renders outside it."""
+    parser is in its home; `authentication` is not picked through `HOMED` yet."""
     if part != "options" and kind not in HOMED and kind not in PER_CATALOG:
         raise KeyError(f"{kind} has no {part} module yet: it is not in trinogen/kinds/")
     return f"trinogen.kinds.{kind}.{part}"

@@ -57,6 +57,15 @@ def test_an_option_names_its_methods_in_order(name: str, trino_type: str,
         "LDAP" in methods, "JWT" in methods)
 
 
+def test_an_ldap_section_with_allow_insecure_loads() -> None:
+    """A plain ldap:// section with `allow_insecure: true` (a bool among its texts, as
+    docs/options.md allows it) loads, its flag kept."""
+    ldap = {"url": "ldap://ldap.corp:389", "allow_insecure": True,
+            "user_bind_pattern": "uid=${USER},ou=people,dc=corp"}
+    option = parse("authentication.plain-ldap", {**COMMON, "type": "LDAP", "ldap": ldap})
+    assert option.ldap is not None and option.ldap.allow_insecure is True
+
+
 @pytest.mark.parametrize(("raw", "message"), [
     ({**COMMON, "type": "LDAP"}, r"x\.ldap is required for type LDAP"),
     ({**COMMON, "type": "LDAP", "ldap": "ldaps://x"}, r"x\.ldap must be a mapping of LDAP's"),

@@ -161,7 +161,8 @@ def _own(where: str, method: _Method) -> _Method:
     group: who may sign in to which cluster)."""
     for f in dataclasses.fields(method):
         value = getattr(method, f.name)
-        for text in (value,) if isinstance(value, str) else value or ():
+        # a text, a tuple of texts (bind patterns), or no text at all (allow_insecure, a bool)
+        for text in (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ():
             if isinstance(text, str):
                 check_one_per_cluster(f"{where}.{f.name}", text, "sign-in")
     return method

@@ -27,7 +27,7 @@ from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.render import Renderer
 from trinogen.secrets import Secret, SecretData
 from trinogen.settings import Settings, load_settings
-from trinogen.settings.options.authentication import AuthOption, parse
+from trinogen.kinds.authentication.options import AuthOption, parse
 
 EXAMPLE = ROOT / "config" / "examples-secure.yaml"
 OPTIONS = yaml.safe_load(EXAMPLE.read_text())["authentication"]

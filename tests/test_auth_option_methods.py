@@ -21,7 +21,7 @@ from tests.test_auth import secure_settings
 from trinogen.errors import ConfigError
 from trinogen.model import Cluster, Failed, RawDocument, classify
 from trinogen.render import Renderer
-from trinogen.settings.options.authentication import parse
+from trinogen.kinds.authentication.options import parse
 
 CID, OWNER = "sales", "sales_team"
 COMMON = {"tls": "pod", "shared_secret": "secret/trino/{cluster}/auth#shared-secret",
@@ -60,6 +60,15 @@ def test_an_option_names_its_methods_in_order(name: str, trino_type: str,
     assert (option.type, option.methods) == (trino_type, methods)
     assert (option.ldap is not None, option.jwt is not None) == (
         "LDAP" in methods, "JWT" in methods)
+
+
+def test_an_ldap_section_with_allow_insecure_loads() -> None:
+    """A plain ldap:// section with `allow_insecure: true` (a bool among its texts, as
+    docs/options.md allows it) loads, its flag kept."""
+    ldap = {"url": "ldap://ldap.corp:389", "allow_insecure": True,
+            "user_bind_pattern": "uid=${USER},ou=people,dc=corp"}
+    option = parse("authentication.plain-ldap", {**COMMON, "type": "LDAP", "ldap": ldap})
+    assert option.ldap is not None and option.ldap.allow_insecure is True
 
 
 @pytest.mark.parametrize(("raw", "message"), [

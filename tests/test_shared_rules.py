@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from trinogen.errors import ConfigError
+from trinogen.kinds.authentication import options as authentication
 from trinogen.model.checker import Checker
 from trinogen.secrets import PlaceholderError, VaultRef, settings_ref, settings_use
-from trinogen.settings.options import authentication
 from trinogen.settings.options.fields import is_http_url, property_lines
 from trinogen.settings.options.metadata import is_name_part
 

@@ -26,7 +26,8 @@ The package, one job per module:
 - `spooling`: `spooling` -> the client spooling protocol's lines and spooling-manager.properties
   (`secret_values`: the Vault values Trino checks itself, checked when Vault is read);
 - `server_secrets`: secret placeholders in server properties, bound like a catalog's;
-- `auth`: the `authentication` option a document picks, as Trino and the chart need it.
+- the `authentication` option a document picks is read by `trinogen.kinds.authentication.document`
+  (called from `document`, imported only for a document that picks one).
 - `operation`: placement per role (the `placement` kind, read and filled there), `stopped`;
   `shutdown`: the shutdown budget. The option kinds in `trinogen.kinds` are picked and filled
   by `kinds` (`disruption`, `serviceAccount`, `ingress`; `accessControl.opa` through `access`).

@@ -7,10 +7,9 @@ combines them, so a feature adds one field here and one reader call there.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from trinogen.errors import Problem
-from trinogen.model.auth import AuthParts
 from trinogen.model.fault_tolerance import FaultTolerance
 from trinogen.model.files import AttachedFiles
 from trinogen.model.kinds import Parts as KindParts
@@ -30,6 +29,9 @@ from trinogen.model.types import (
     ServerSecret,
 )
 from trinogen.model.workload import Workload
+
+if TYPE_CHECKING:  # annotations only: the kind's module loads for a document that picks one
+    from trinogen.kinds.authentication.document import AuthParts
 
 Lines = tuple[tuple[str, str], ...]
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trinogen.model.access import access_control
 from trinogen.model.assemble import Head, Parts, build
-from trinogen.model.auth import authentication, check_owned
-from trinogen.model.auth import check_private as check_auth_private
 from trinogen.model.checker import MAPS, Checker, field_path, show
 from trinogen.model.claims import settle_clusters
 from trinogen.model.connectors import Binding, connectors
@@ -47,6 +45,9 @@ from trinogen.model.types import Cluster, Connector, Failed, Identity, Outcome, 
 from trinogen.model.workload import workload
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings
+
+if TYPE_CHECKING:  # annotations only: the kind's module loads for a document that picks one
+    from trinogen.kinds.authentication.document import AuthParts
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -156,11 +157,8 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
     check_file_paths(props, {"coordinator": sizing.coordinator, "worker": sizing.worker},
                      found or (), mounted_files(files.mounts, files.config_maps,
                                                 files.file_secrets), c)
-    auth = authentication(d.get("authentication"), s, cluster_id, owner, c)
     uses = _Uses(bind, found, files)  # listed only if a check below reads it
-    if auth is not None:  # what the picked option owns, the document may not set or read
-        check_owned(d["authentication"], _server_keys(props, sizing), c)
-        check_auth_private(auth, uses, c)
+    auth = _authentication(d.get("authentication"), head, s, c, (props, sizing), uses)
     check_spooling_private(s.options("storage"), Identity(cluster_id, owner), uses, c)
     log = log_lines(trino.log_levels(d.get("logLevels")))
     check_memory(sizing, c)
@@ -175,6 +173,22 @@ def _parts(d: Mapping[str, Any], head: Head, trino: TrinoCheck, s: Settings, c: 
                  spooling=spool,
                  files=files, auth=auth, log=log, access=access, workload=picked, operation=op,
                  destination=destination, profile=d.get("profile"))
+
+
+def _authentication(value: Any, head: Head, s: Settings, c: Checker,
+                    written: tuple[Props, Sizing], uses: Iterable[tuple[str, SecretUse]]
+                    ) -> AuthParts | None:
+    """The authentication option the document picked, and what it owns that the document may
+    not set or read; the kind's module is imported only for a document that picks one."""
+    if value is None:
+        return None
+    from trinogen.kinds.authentication import document as auth
+
+    picked = auth.authentication(value, s, head.cluster_id, head.owner, c)
+    if picked is not None:
+        auth.check_owned(value, _server_keys(*written), c)
+        auth.check_private(picked, uses, c)
+    return picked
 
 
 def _check_option_lines(props: Props, sizing: Sizing, spool: SpoolingProtocol | None,

@@ -17,7 +17,7 @@ What the platform refuses here, beyond Trino's own rules: an LDAP server reached
 unless the option says `allow_insecure: true` (the users' passwords cross the network as sent),
 and a JWKS fetched over plain HTTP (whoever can change the keys can sign in as anyone). Where
 HTTPS ends for the clients (`tls: pod | ingress`) is the option's common part and applies to every
-method alike (trinogen.settings.options.authentication).
+method alike (trinogen.kinds.authentication.options).
 
 Secrets stay Vault reference templates (`<mount>/<path>#<key>`): `SecretValue` for a property
 the pod reads from its environment, `SecretFile` for a file mounted from a Secret.

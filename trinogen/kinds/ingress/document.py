@@ -15,8 +15,8 @@ from trinogen.settings import Settings
 from trinogen.settings.options import metadata
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
+    from trinogen.kinds.authentication.options import AuthOption
     from trinogen.kinds.ingress.options import IngressOption
-    from trinogen.settings.options.authentication import AuthOption
 
 FIELD = "ingress"
 Lines = tuple[tuple[str, str], ...]

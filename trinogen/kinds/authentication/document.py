@@ -1,6 +1,6 @@
 """`authentication`: the option a document picks by name, as Trino and the chart need it.
 
-The option (settings `authentication.<name>`, `trinogen.settings.options.authentication`) names
+The option (settings `authentication.<name>`, `trinogen.kinds.authentication.options`) names
 every secret as a Vault reference; here each becomes a `SecretUse` for this cluster. Secrets a
 property takes (shared secret, keystore password, OAuth client secret) are written as
 `${ENV:VAR}` and carried by the cluster's env Secret; files (password.db, group.db, the
@@ -33,7 +33,7 @@ from trinogen.secrets import PlaceholderError, SecretUse, settings_use
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:  # annotations only: the option modules load with the settings that name them
-    from trinogen.settings.options.authentication import AuthOption
+    from trinogen.kinds.authentication.options import AuthOption
     from trinogen.trino.auth_methods import Lines as MethodLines
 
 FIELD = "authentication"

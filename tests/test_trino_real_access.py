@@ -253,15 +253,8 @@ def opa_port(fake_opa: int, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 def _wait_schedulable(port: int) -> None:
     """Until the lone coordinator has announced itself as a node: "started" comes a moment
     before it can schedule a query (NO_NODES_AVAILABLE on a loaded machine)."""
-    deadline = time.monotonic() + BOOT_TIMEOUT
-    while True:
-        try:
-            _query(port, "bob", "SELECT count(*) FROM tpch.tiny.nation")
-            return
-        except trino.exceptions.TrinoQueryError as e:
-            if e.error_name != "NO_NODES_AVAILABLE" or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
+    ts.when_scheduled(lambda: _query(port, "bob", "SELECT count(*) FROM tpch.tiny.nation"),
+                      BOOT_TIMEOUT)
 
 
 def test_opa_decides_what_a_user_sees_and_queries(opa_port: int) -> None:

@@ -124,20 +124,6 @@ class Boot:
     rows: dict[str, list[list[Any]]] = field(default_factory=dict)  # each of `sql`'s answers
 
 
-def _scheduled(run: Any, timeout: float = 90.0) -> Any:
-    """A query's answer once the lone coordinator schedules it (under load it answers
-    NO_NODES_AVAILABLE for a while right after it started, and again while its node list
-    refreshes: seen in CI for the first query after SHOW CATALOGS)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return run()
-        except Exception as e:  # noqa: BLE001 - only this one error is retried
-            if "NO_NODES_AVAILABLE" not in str(e) or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
-
-
 def boot_alone(pod: ts.NodeFiles, heap: float, dist: Path, root: Path,
                sql: tuple[str, ...] = ()) -> Boot:
     """A coordinator alone from `pod` (after REWRITES): did it start, what it said, its catalogs
@@ -152,10 +138,10 @@ def boot_alone(pod: ts.NodeFiles, heap: float, dist: Path, root: Path,
         state, _ = node.wait_outcome(BOOT_TIMEOUT)
         if state != "started":
             return Boot(False, node.log(), [])
-        catalogs = [str(r[0]) for r in _scheduled(lambda: ts.query(port, "SHOW CATALOGS"))]
+        catalogs = [str(r[0]) for r in ts.when_scheduled(lambda: ts.query(port, "SHOW CATALOGS"))]
         # each query may meet the node scheduler's refresh anew on a loaded machine
         return Boot(True, node.log(), catalogs,
-                    {q: _scheduled(lambda q=q: ts.query(port, q)) for q in sql})
+                    {q: ts.when_scheduled(lambda q=q: ts.query(port, q)) for q in sql})
     finally:
         node.stop()
 

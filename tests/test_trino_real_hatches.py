@@ -13,7 +13,6 @@ REWRITES, unchanged) with one more line in jvm.config, a flag the hatch refuses:
 from __future__ import annotations
 
 import shutil
-import time
 from typing import Any
 
 import pytest
@@ -67,14 +66,7 @@ def _pod_files(values: dict[str, Any], cid: str) -> dict[str, ts.NodeFiles]:
 
 def _when_scheduling(port: int, sql: str, timeout: float = 90) -> list[list[object]]:
     """The query's rows once the coordinator has announced itself as its own worker."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return ts.query(port, sql)
-        except trino.exceptions.TrinoQueryError as e:
-            if e.error_name != "NO_NODES_AVAILABLE" or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
+    return ts.when_scheduled(lambda: ts.query(port, sql), timeout)
 
 
 def test_the_refused_flag_is_refused_by_the_hatch() -> None:

@@ -28,9 +28,10 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 # Maven Central of this machine serves the complete distribution (with all plugins) for 476;
 # the separate plugin ZIPs of 476 exist there only for a few plugins (tpch, memory, hive,
@@ -331,6 +332,23 @@ def query(port: int, sql: str) -> list[list[object]]:
         return list(cur.fetchall())
     finally:
         conn.close()  # type: ignore[attr-defined]
+
+
+_T = TypeVar("_T")
+
+
+def when_scheduled(run: Callable[[], _T], timeout: float = 90.0) -> _T:
+    """`run()`'s answer once the coordinator schedules it: right after SERVER STARTED its own
+    node may not be announced yet, and on a loaded machine a later query can meet the node list
+    refreshing; both answer NO_NODES_AVAILABLE, the only error retried here."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return run()
+        except Exception as e:
+            if "NO_NODES_AVAILABLE" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def wait_for_active_workers(port: int, count: int, timeout: float) -> list[list[object]]:

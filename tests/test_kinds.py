@@ -102,6 +102,26 @@ def test_every_homed_kind_has_its_whole_home(kind: str) -> None:
     assert kinds.fragment(kind) in TEMPLATE_NAMES
 
 
+def test_authentication_has_its_whole_home_outside_homed() -> None:
+    """`authentication`, picked by model/document.py rather than through HOMED, has its parser,
+    its document reading, its values module and its template fragment, read up front."""
+    import importlib
+    import inspect
+
+    from tests.conftest import ROOT
+    from trinogen.render.templates import TEMPLATE_NAMES
+
+    home = "trinogen.kinds.authentication"
+    options, document, values = (importlib.import_module(f"{home}.{part}")
+                                 for part in ("options", "document", "values"))
+    assert "authentication" in kinds.KINDS and "authentication" not in kinds.HOMED
+    assert list(inspect.signature(options.parse).parameters) == ["where", "raw"]
+    assert document.FIELD == "authentication"
+    assert list(inspect.signature(values.values).parameters) == ["part", "s"]
+    assert (ROOT / "templates" / kinds.fragment("authentication")).is_file()
+    assert kinds.fragment("authentication") in TEMPLATE_NAMES
+
+
 @pytest.mark.parametrize("kind", sorted(kinds.PER_CATALOG))
 def test_every_kind_a_catalog_picks_has_its_home(kind: str) -> None:
     """Each kind in PER_CATALOG is a listed kind whose parser is found in its home, and has a

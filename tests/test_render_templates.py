@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, demo_settings, example_docs
+from tests.test_auth import OPTIONS as AUTH_OPTIONS
+from tests.test_auth_option_methods import OPTIONS as LDAP_OPTIONS
 from tests.test_fault_tolerance import EXCHANGE, STORAGE
 from tests.test_render import cluster_of
 from trinogen.errors import ConfigError
@@ -100,11 +102,12 @@ def _without_hatches(text: str) -> str:
 
 
 def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path: Path) -> None:
-    """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control and
-    the coordinator's strategy, the placements and the exchange manager itself, with the
-    variable names of before issue 21 (`service_account`, `ingress`, `access_control` and
-    `access_properties`, `coordinator_strategy` and `coordinator_deployment_annotations`,
-    `placement`, `cluster.exchange`), renders what the built-in does."""
+    """A values.yaml.j2 override that writes serviceAccount, ingress, an OPA access control,
+    authentication and the coordinator's strategy, the placements and the exchange manager
+    itself, with the variable names of before issue 21 (`service_account`, `ingress`,
+    `access_control` and `access_properties`, `coordinator_strategy` and
+    `coordinator_deployment_annotations`, `placement`, `cluster.exchange`, `auth`),
+    renders what the built-in does."""
     from tests.test_workload import doc, outcome, with_options
 
     builtin = _without_hatches((BUILTIN / "values.yaml.j2").read_text())
@@ -144,10 +147,14 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
     # nor of session property defaults
     old = old.replace('{% if session_defaults %}\n{% include "values/session_defaults.yaml.j2" %}'
                       '\n{% endif %}\n', "")
+    old = _with_old_auth(old)
     assert "{% include" not in old and "service_accounts" not in old
     (tmp_path / "values.yaml.j2").write_text(old)
     base = with_options()
-    base = dataclasses.replace(base, named={**base.named, "opa": parse_kind("opa", {
+    auths = {"corp-password": AUTH_OPTIONS["corp-password"], "corp-ldap": LDAP_OPTIONS["corp-ldap"]}
+    base = dataclasses.replace(base, named={
+        **base.named, "authentication": parse_kind("authentication", auths, "test"),
+        "opa": parse_kind("opa", {
         "central": {"policy_uri": "https://opa.example.com/v1/data/trino/allow"}}, "test"),
         "disruption": parse_kind("disruption", {"calm": {}, "rolling": {
             "coordinator_rollout": "RollingUpdate"}}, "test"),
@@ -162,13 +169,52 @@ def test_a_values_template_written_before_kind_fragments_still_renders(tmp_path:
     for body in ({"serviceAccount": "aws", "ingress": "public"}, {},
                  {"accessControl": {"opa": "central"}, "disruption": "calm"},
                  {"disruption": "rolling", "clusterConfig": {"worker": {"placement": "spot"}},
-                  "faultTolerance": {"retryPolicy": "TASK", "exchange": "minio"}}):
+                  "faultTolerance": {"retryPolicy": "TASK", "exchange": "minio"}},
+                 {"authentication": "corp-password"}, {"authentication": "corp-ldap"}):
         cluster = outcome(doc(**body), base)
         builtin_values = Renderer(base).render_cluster(cluster, {})[path]
         assert Renderer(mine).render_cluster(cluster, {})[path] == builtin_values
         assert (b"access-control.name=opa" in builtin_values) == ("accessControl" in body)
         assert (b"pool: spot" in builtin_values) == ("clusterConfig" in body)
         assert (b"exchangeManager" in builtin_values) == ("faultTolerance" in body)
+        auth = body.get("authentication")
+        assert (b"passwordAuthSecret" in builtin_values) == (auth == "corp-password")
+        assert (b"secretMounts" in builtin_values) == (auth is not None)
+        assert (b"password-authenticator.properties" in builtin_values) == (auth == "corp-ldap")
+
+
+def _with_old_auth(text: str) -> str:
+    """`text` with the authentication kind's includes written as before issue 21 moved them to
+    values/authentication.yaml.j2: reading the `auth` variable (the cluster's Authentication)."""
+    reps = (("{% if cluster.max_memory or authentication %}",
+             "{% if cluster.max_memory or auth %}"),
+            (('{% if authentication %}\n{% set auth_section = "server" %}\n'
+             '{% include "values/authentication.yaml.j2" %}\n{% endif %}\n'),
+             ("{% if auth %}\n    authenticationType: {{ auth.type | yaml }}\n{% endif %}\n"
+             "{% if auth and auth.keystore_path %}\n    https:\n      enabled: true\n"
+             "      port: {{ auth.https_port | yaml }}\n      keystore:\n"
+             "        path: {{ auth.keystore_path | yaml }}\n{% endif %}\n")),
+            (('{% if name == "coordinator" and authentication and authentication.secret_mounts %}\n'
+             '{% set auth_section = "mounts" %}\n{% include "values/authentication.yaml.j2" %}\n'),
+             ('{% if name == "coordinator" and auth and (auth.keystore_secret or auth.mounts) %}\n'
+             "  secretMounts:\n{% if auth.keystore_secret %}\n"
+             '    - {{ {"name": "trino-tls", "secretName": auth.keystore_secret, '
+             '"path": auth.keystore_dir} | yaml }}\n{% endif %}\n'
+             "{% for mount_name, secret, path in auth.mounts %}\n"
+             '    - {{ {"name": mount_name, "secretName": secret, "path": path} | yaml }}\n'
+             "{% endfor %}\n")),
+            (('{% if authentication and authentication.auth %}\n{% set auth_section = "auth" %}\n'
+             '{% include "values/authentication.yaml.j2" %}\n'),
+             ("{% if auth and auth.password_secret %}\nauth:\n"
+             "  passwordAuthSecret: {{ auth.password_secret | yaml }}\n"
+             "{% if auth.groups_secret %}\n  groupsAuthSecret: {{ auth.groups_secret | yaml }}\n"
+             "{% endif %}\n{% if auth.refresh_period %}\n"
+             "  refreshPeriod: {{ auth.refresh_period | yaml }}\n{% endif %}\n")))
+    for new, before in reps:
+        assert text.count(new) == 1, new
+        text = text.replace(new, before)
+    assert "authentication." not in text and "values/authentication" not in text
+    return text
 
 
 def test_given_templates_are_used_as_given(tmp_path: Path) -> None:

@@ -27,10 +27,10 @@ KINDS = ("storage", "exchange", "authentication", "opa", "service_accounts", "in
 # field (that field's reader picks it: `accessControl.opa` in model/access.py,
 # `faultTolerance.exchange` in model/fault_tolerance.py), with `{role}`
 # when each role picks its own (`placement`, in model/operation.py). `storage` is homed too, in
-# PER_CATALOG. `authentication` has its parser and its document reading at home
-# (`trinogen.kinds.authentication`), but `model/document.py` calls the reading itself and its
-# chart values are not a `Part` yet (issue 21: moved one layer at a time, every output
-# byte-identical).
+# PER_CATALOG. `authentication` has its whole home (`trinogen.kinds.authentication`: options,
+# document, values, templates/values/authentication.yaml.j2) but is not here: `model/document.py`
+# calls its reading itself, `render/kinds.py` its values, as its value is not a `Part` (issue 21:
+# moved one layer at a time, every output byte-identical).
 HOMED: dict[str, str] = {
     "service_accounts": "serviceAccount",
     "ingress": "ingress",

@@ -1,6 +1,7 @@
 """The chart values of the option kinds in `trinogen.kinds.HOMED`: one template variable each,
 and `coordinator_files`, the files they add (coordinator.additionalConfigFiles), with the
-authentication option's LDAP password-authenticator.properties (not homed yet); `role_files`
+authentication kind's (picked by model/document.py, not through `HOMED`: its variable
+`authentication` is set here from `trinogen.kinds.authentication.values`); `role_files`
 adds the spooling manager to both roles (`worker_files`); and the
 objects of their own they add under manifests/ (`kind_manifests`).
 
@@ -17,8 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from trinogen.kinds import HOMED, ROLES, module
-from trinogen.model import AccessControl, Cluster
-from trinogen.render.escape import helm_escape, prop_key, prop_value
+from trinogen.model import AccessControl, Authentication, Cluster
+from trinogen.render.escape import helm_escape
 from trinogen.settings import Settings
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ def kind_values(cluster: Cluster, s: Settings) -> dict[str, Any]:
     for kind, part in cluster.kinds:
         values = cast("ValuesModule", importlib.import_module(module(kind, "values")))
         out[kind] = values.values(part, s)
+    out["authentication"] = None
+    if cluster.authentication is not None:  # picked by model/document.py, not through HOMED
+        out["authentication"] = _authentication().values(cluster.authentication, s)
     # The chart runs each file through Helm's tpl: written so it arrives as given.
     files = {name: helm_escape(text) for _, name, text in added_files(cluster, "coordinator")}
     out["coordinator_files"] = files or None
@@ -45,11 +49,15 @@ def added_files(cluster: Cluster, role: str) -> list[tuple[str, str, str]]:
            for name, text in (part.files if role == "coordinator"
                               else getattr(part, "worker_files", ()))]
     auth = cluster.authentication
-    if role == "coordinator" and auth is not None and auth.password_authenticator:
-        # LDAP: the chart writes its file authenticator unless this file is given
-        text = "".join(f"{prop_key(k)}={prop_value(v)}\n" for k, v in auth.password_authenticator)
-        out.append(("authentication", "password-authenticator.properties", text))
+    if role == "coordinator" and auth is not None:  # LDAP's authenticator file, or none
+        out += [("authentication", name, text) for name, text in _authentication().files(auth)]
     return out
+
+
+def _authentication() -> Any:
+    """The authentication kind's `values` module, imported only for a cluster that picked an
+    option of it."""
+    return importlib.import_module("trinogen.kinds.authentication.values")
 
 
 def added_file_sizes(cluster: Cluster, role: str) -> list[tuple[str, str, int]]:
@@ -107,12 +115,13 @@ def kind_manifests(cluster: Cluster, s: Settings) -> tuple[tuple[str, Manifest],
     return out
 
 
-def legacy_values(kinds: dict[str, Any]) -> dict[str, Any]:
+def legacy_values(kinds: dict[str, Any], auth: Authentication | None) -> dict[str, Any]:
     """The variables a values.yaml.j2 written before issue 21 reads (an override in
     output.templates_dir): `service_account`, `placement` (for every cluster: the kind's
     variable, or {role: {}} without a pick), `coordinator_strategy` and
     `coordinator_deployment_annotations`, and for an OPA pick an `access_control` without
-    rules (its `elif access_control` branch) with the properties' text in `access_properties`."""
+    rules (its `elif access_control` branch) with the properties' text in `access_properties`,
+    and `auth`, the cluster's `Authentication` (None without a pick)."""
     opa, disruption = kinds["opa"], kinds["disruption"]
     out: dict[str, Any] = {"service_account": kinds["service_accounts"],
                            # role -> its chart keys, {} for a role without a placement
@@ -122,7 +131,8 @@ def legacy_values(kinds: dict[str, Any]) -> dict[str, Any]:
                            "coordinator_strategy": (disruption["strategy"] if disruption
                                                     else {"type": "RollingUpdate"}),
                            "coordinator_deployment_annotations": (disruption["annotations"]
-                                                                  if disruption else None)}
+                                                                  if disruption else None),
+                           "auth": auth}
     if opa:  # the rules and an OPA pick exclude each other (model/access.py): no rules here
         out["access_control"] = AccessControl()
     return out

@@ -217,7 +217,6 @@ class Renderer:
             "log_properties": texts.log,
             "coordinator_extra_config": "\n".join(texts.coordinator),
             "worker_extra_config": "\n".join(texts.worker),
-            "auth": cluster.authentication,
             "pod_annotations": annotations,
             "secret_name": secret_name,
             "exchange_properties": texts.exchange,
@@ -229,7 +228,7 @@ class Renderer:
             **workload_values(cluster, s),
             **kinds,
             **role_files(kinds, texts.spooling),
-            **legacy_values(kinds),
+            **legacy_values(kinds, cluster.authentication),
             **values_context(cluster),
         }
         return _bytes(self.template("values.yaml.j2").render(context))

@@ -31,6 +31,7 @@ TEMPLATE_NAMES = (
     # each option kind's part of values.yaml.j2: read up front like the others, so the render
     # cache's fingerprint changes with them (an override in templates_dir included)
     *(fragment(kind) for kind in HOMED),
+    fragment("authentication"),  # picked outside HOMED (model/document.py)
 )
 
 # () -> a jinja2.BytecodeCache; called only when templates are first compiled

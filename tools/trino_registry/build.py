@@ -11,6 +11,7 @@ from typing import Any
 
 from tools.trino_registry import roles
 from tools.trino_registry.scan import JarScan, UnitFacts, scan_jar, unit_facts
+from tools.trino_registry.sets import SetTable
 from tools.trino_registry.sources import VersionSource
 
 # 2: one file per version and an index (1: one file holding every version)
@@ -171,15 +172,8 @@ def entry(v: VersionData) -> dict[str, Any]:
 
 def version_file(version: str, inline: dict[str, Any]) -> bytes:
     """The gzipped JSON of one version: each distinct property set once, the entry points at it."""
-    sets: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
-
-    def ref(body: dict[str, Any]) -> int:
-        key = json.dumps(body, sort_keys=True)
-        if key not in index:
-            index[key] = len(sets)
-            sets.append(body)
-        return index[key]
+    table = SetTable()
+    sets, ref = table.sets, table.ref
 
     doc = dict(inline)
     doc["format"], doc["version"] = FORMAT, version

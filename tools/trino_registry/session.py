@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.trino_registry import classfile
+from tools.trino_registry.sets import SetTable
 
 FORMAT = 1
 PROPERTY_METADATA = "io/trino/spi/session/PropertyMetadata"
@@ -209,15 +210,8 @@ def write(versions: Mapping[str, Mapping[str, Any]], out_dir: Path, keep: bool =
                     "query_types": entry["query_types"],
                     "partial": entry.get("partial", [])}
     entries.update({v: dict(e) for v, e in versions.items()})
-    sets: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
-
-    def ref(body: dict[str, Any]) -> int:
-        key = json.dumps(body, sort_keys=True)
-        if key not in index:
-            index[key] = len(sets)
-            sets.append(body)
-        return index[key]
+    table = SetTable()
+    sets, ref = table.sets, table.ref
 
     doc: dict[str, Any] = {"format": FORMAT, "versions": {}}
     for version in sorted(entries, key=int):

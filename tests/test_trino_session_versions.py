@@ -19,12 +19,13 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 import pytest
 
 from tests import trino_server as ts
-from tools.trino_registry import maven
+
+# the account's Maven cache (an autouse fixture) and the trino-main jar of a version, as there
+from tests.test_trino_versions import _maven_cache, _trino_main  # noqa: F401
 from trinogen.trino import session as facts
 from trinogen.trino.registry import covered_versions
 
@@ -39,17 +40,6 @@ ROWS = [
     ("prefer_streaming_operators", True, False),
     ("spill_enabled", True, True),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _maven_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    # conftest points HOME at a temporary directory; the cache is the account's, as for Trino
-    monkeypatch.setenv("TRINOGEN_MAVEN_CACHE", str(ts.CACHE_DIR / "maven"))
-
-
-@cache
-def _trino_main(version: str) -> Path:
-    return maven.fetch(maven.artifact_path("io.trino", "trino-main", version, "jar"))
 
 
 @cache

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.conftest import commit_count, demo_env, example_docs, remote_tree
 from trinogen.cli import app
 from trinogen.errors import ExitCode
-from trinogen.source import load_seed
+from trinogen.seed import load_seed
 
 runner = CliRunner()
 

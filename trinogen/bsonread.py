@@ -4,13 +4,15 @@ A document larger than `mongodb.max_document_bytes` must cost its bytes and no m
 hands it over as a `RawBSONDocument` (the bytes, undecoded), and only its `_id` is decoded, from
 the first element, where MongoDB always stores it. Every other document is decoded one by one,
 so a value Python cannot hold (a date past the year 9999) fails that document, not the read.
-mongomock gives decoded dicts: they are measured by encoding them again.
+mongomock gives decoded dicts: they are measured by encoding them again. The embedded database
+(`trinogen.embedded`) hands out raw BSON, as a server does.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +45,17 @@ class Read:
     @property
     def id(self) -> Any:
         return self.body.get("_id") if self.body is not None else self._id
+
+
+def doc_key(_id: Any) -> str:
+    """The canonical Extended JSON of an _id: the form recorded in file headers and status."""
+    from bson import ObjectId, json_util
+
+    if type(_id) is ObjectId:  # the common _id, written as json_util writes it, 10x faster
+        return f'{{"$oid": "{_id}"}}'
+    if type(_id) is str:
+        return json.dumps(_id)
+    return str(json_util.dumps(_id, json_options=json_util.CANONICAL_JSON_OPTIONS))
 
 
 def speaks_bson(collection: Any) -> bool:
@@ -122,6 +135,33 @@ def first_id(raw: bytes, options: Any) -> Any:
                            options)["_id"]
     except _decode_errors():
         return _NO_ID
+
+
+# Every BSON type's value size, for splitting a document into its top-level elements: fixed,
+# counted (an int32 first; a document, an array and code with scope count themselves), or two
+# C strings (a regex), or a string and 12 bytes (a DBPointer).
+_SIZED = {**_COUNTED, 0x04: 0, 0x0F: 0}
+
+
+def elements(raw: bytes) -> Iterator[tuple[str, int, int]]:
+    """(key, start, end) of each top-level element of a well-formed BSON document."""
+    at, last = 4, len(raw) - 1
+    while at < last:
+        kind = raw[at]
+        key_end = raw.index(b"\x00", at + 1)
+        start = key_end + 1
+        if kind in _FIXED or kind == 0x06:
+            end = start + _FIXED.get(kind, 0)
+        elif kind in _SIZED:
+            end = start + int.from_bytes(raw[start:start + 4], "little") + _SIZED[kind]
+        elif kind == 0x0B:
+            end = raw.index(b"\x00", raw.index(b"\x00", start) + 1) + 1
+        elif kind == 0x0C:
+            end = start + 4 + int.from_bytes(raw[start:start + 4], "little") + 12
+        else:
+            raise ValueError(f"BSON type {kind:#x} is unknown")
+        yield raw[at + 1:key_end].decode(), at, end
+        at = end
 
 
 def _decode_errors() -> tuple[type[Exception], ...]:

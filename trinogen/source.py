@@ -1,8 +1,9 @@
-"""MongoDB: read cluster documents, write status records. pymongo (or mongomock) only.
+"""MongoDB: read cluster documents, write status records. pymongo only.
 
-`TRINOGEN_MONGODB_URI=mongomock://` serves documents from an in-process mongomock database seeded
-from every *.json / *.jsonl file (Extended JSON: one document, an array, or one document per line)
-in `mongodb.seed_dir`. Its data lives as long as the process.
+`TRINOGEN_MONGODB_URI=mongomock://` serves documents from the embedded database
+(`trinogen.embedded`, read-only, no mongomock) seeded from every *.json / *.jsonl file (Extended
+JSON: one document, an array, or one document per line) in `mongodb.seed_dir`. Its data lives as
+long as the process. The tests hand `Source` a mongomock client instead (reads and writes).
 """
 
 from __future__ import annotations
@@ -10,27 +11,22 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from trinogen import bsonread
+from trinogen.bsonread import doc_key
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
 from trinogen.redact import redact_text, redact_url
 from trinogen.settings import MongoSettings
+
+__all__ = ["PROJECTION", "Source", "connect", "doc_key", "parse_doc_key"]
 
 log = logging.getLogger(__name__)
 
 # Fields trinogen never reads; the server leaves them out. Everything else is returned, so
 # unknown top-level fields are still reported by validation.
 PROJECTION = {name: 0 for name in sorted(METADATA_FIELDS - {"_id"})}
-
-
-def doc_key(_id: Any) -> str:
-    """The canonical Extended JSON of an _id: the form recorded in file headers and status."""
-    from bson import json_util
-
-    return str(json_util.dumps(_id, json_options=json_util.CANONICAL_JSON_OPTIONS))
 
 
 def parse_doc_key(key: str) -> Any:
@@ -60,9 +56,17 @@ class Source:
         self.db = db
         self.collection = db[settings.collection]
         self.catalogs = db[settings.catalog_collection]
-        self.status = db[settings.status_collection]
-        self.state = db[settings.state_collection]
         self.queries = 0
+
+    @property
+    def status(self) -> Any:
+        """Status records (looked up when used: the embedded database has none to read)."""
+        return self.db[self.settings.status_collection]
+
+    @property
+    def state(self) -> Any:
+        """The watch lease and resume token."""
+        return self.db[self.settings.state_collection]
 
     # --- documents ---------------------------------------------------------------------------
 
@@ -139,6 +143,8 @@ class Source:
     def read_status(self) -> dict[str, dict[str, Any]]:
         from pymongo.errors import PyMongoError
 
+        if self.ephemeral:  # nothing is written there (write_status)
+            return {}
         try:
             return {d["_id"]: d for d in self.status.find({})}
         except PyMongoError as e:
@@ -179,10 +185,11 @@ def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
     if uri.startswith("mongomock://"):
-        embedded, refused, complete = _embedded(settings)
-        catalogs = _embedded_catalogs(embedded, settings)
-        return Source(embedded, settings, ephemeral=True, refused=refused, complete=complete,
-                      refused_catalogs=catalogs)
+        from trinogen import embedded
+
+        db = embedded.seeded(settings)
+        return Source(db.client, settings, ephemeral=True, refused=db.refused,
+                      complete=db.complete, refused_catalogs=db.refused_catalogs)
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 
@@ -195,196 +202,6 @@ def connect(settings: MongoSettings) -> Source:
         raise ConfigError(f"mongodb.uri ({redact_url(uri)}) is not usable: "
                           f"{redact_text(str(e))}") from e
     return Source(client, settings)
-
-
-def _embedded(settings: MongoSettings) -> tuple[Any, list[RawDocument], bool]:
-    """An in-process database seeded from `seed_dir`; returns it, the refused documents, and
-    whether every seed file could be read."""
-    try:
-        import mongomock
-    except ImportError as e:
-        raise ConfigError("mongodb.uri is mongomock:// but mongomock is not installed; "
-                          "install trinogen[embedded]") from e
-    client: Any = mongomock.MongoClient()
-    if not settings.seed_dir:
-        return client, [], True
-    coll = client[settings.database][settings.collection]
-    seeds, refused, complete = load_seed(Path(settings.seed_dir))
-    _insert(coll, seeds, refused)
-    return client, refused, complete
-
-
-def _embedded_catalogs(client: Any, settings: MongoSettings) -> list[RawDocument]:
-    """Seed the catalog library from `<seed_dir>/catalogs/` (same file forms as the cluster
-    documents); returns the catalog documents it refused."""
-    directory = Path(settings.seed_dir) / "catalogs" if settings.seed_dir else None
-    if directory is None or not directory.is_dir():
-        return []
-    seeds, refused, _ = load_seed(directory)
-    _insert(client[settings.database][settings.catalog_collection], seeds, refused)
-    return refused
-
-
-def _insert(coll: Any, seeds: Seeds, refused: list[RawDocument]) -> None:
-    """Insert the seed documents; each one the database refuses is added to `refused`."""
-    if not seeds:
-        return
-    try:
-        coll.insert_many([doc for _, doc in seeds])
-    except Exception:  # noqa: BLE001 - a document MongoDB would refuse: find it below
-        coll.drop()
-        for where, doc in seeds:
-            try:
-                coll.insert_one(doc)
-            except Exception as e:  # noqa: BLE001 - mongomock raises many kinds
-                log.error("%s: MongoDB would refuse this document (%s)", where, type(e).__name__)
-                refused.append(_refused(where, doc, f"MongoDB would refuse this document "
-                                        f"({type(e).__name__}: {str(e)[:200]})"))
-
-
-def _refused(where: str, doc: Any, reason: str) -> RawDocument:
-    try:
-        key = doc_key(doc["_id"]) if isinstance(doc, dict) and "_id" in doc else None
-    except Exception:  # noqa: BLE001 - an _id that cannot even be written down
-        key = None
-    body = doc if isinstance(doc, dict) else {}
-    return RawDocument(key or json.dumps(where), body, unreadable=f"{where}: {reason}")
-
-
-Seeds = list[tuple[str, dict[str, Any]]]
-
-
-
-def _ejson_errors() -> tuple[type[Exception], ...]:
-    """What bson's Extended JSON decoding raises for a malformed value: {"$oid": "zzz"} is a
-    BSONError, {"$numberDecimal": "abc"} an ArithmeticError, an out-of-range $date a ValueError."""
-    from bson.errors import BSONError
-
-    return (BSONError, ValueError, TypeError, OverflowError, ArithmeticError, RecursionError,
-            KeyError)
-
-
-def load_seed(directory: Path) -> tuple[Seeds, list[RawDocument], bool]:
-    """(where, document) for every document of every *.json / *.jsonl file in `directory`
-    (Extended JSON: one document, an array, or one document per line as mongoexport writes by
-    default), the refused ones, and whether every file could be read."""
-    if not directory.is_dir():
-        raise ConfigError(f"mongodb.seed_dir {directory} is not a directory")
-    docs: Seeds = []
-    refused: list[RawDocument] = []
-    complete = True
-    for path in sorted([*directory.glob("*.json"), *directory.glob("*.jsonl")]):
-        fast = _decoded_items(path)
-        if fast is not None:
-            for where, doc in fast:
-                complete = _seed_item(where, doc, docs, refused, decoded=True) and complete
-            continue
-        items = _seed_items(path)
-        if isinstance(items, str):
-            # Its documents are unknown: report the file, and prune nothing as "deleted".
-            log.error("seed file %s cannot be read: %s", path, items)
-            refused.append(_refused(f"seed file {path.name}", None, items))
-            complete = False
-            continue
-        for where, item in items:
-            complete = _seed_item(where, item, docs, refused) and complete
-    return docs, refused, complete
-
-
-def _decoded_items(path: Path) -> list[tuple[str, Any]] | None:
-    """The common case in one pass: the whole file as well-formed Extended JSON (one document or
-    an array). None sends the file down the item-by-item path, which names a malformed item."""
-    from bson import json_util
-
-    failures: tuple[type[Exception], ...] = (OSError, UnicodeDecodeError, *_ejson_errors())
-    try:
-        data = json_util.loads(path.read_text(encoding="utf-8"))
-    except failures:
-        return None
-    if isinstance(data, list):
-        return [(f"seed file {path.name} item {i}", item) for i, item in enumerate(data)]
-    return [(f"seed file {path.name}", data)]
-
-
-def _seed_items(path: Path) -> list[tuple[str, Any]] | str:
-    """The file's items as plain JSON, each with where it is; or why the file cannot be read."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return f"cannot be read ({e}); no cluster is pruned as deleted until it can"
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        return "cannot be read: it nests too deeply; no cluster is pruned as deleted until it can"
-    except ValueError as e:
-        lines = _json_lines(text)
-        if lines is None:
-            return (f"cannot be read as Extended JSON ({str(e)[:200]}): write one document, an "
-                    "array of documents, or one document per line (mongoexport's default); no "
-                    "cluster is pruned as deleted until it can")
-        return [(f"seed file {path.name} line {n}", item) for n, item in lines]
-    if isinstance(data, list):
-        return [(f"seed file {path.name} item {i}", item) for i, item in enumerate(data)]
-    return [(f"seed file {path.name}", data)]
-
-
-def _json_lines(text: str) -> list[tuple[int, Any]] | None:
-    """JSON Lines (one document per line), or None when some line is not JSON."""
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((n, json.loads(line)))
-        except (ValueError, RecursionError):
-            return None
-    return out or None
-
-
-def _seed_item(where: str, item: Any, docs: Seeds, refused: list[RawDocument], *,
-               decoded: bool = False) -> bool:
-    """Decode one item's Extended JSON (unless `decoded`) and keep or refuse it; False when it
-    names no known document (then nothing may be pruned as deleted)."""
-    from bson import json_util
-
-    if not isinstance(item, dict):
-        refused.append(_refused(where, item, "is not a document"))
-        return True
-    if "_id" not in item:
-        # The database would invent a new ObjectId on every run (the seed is loaded afresh each
-        # time), changing the cluster's files on every sync; one derived from clusterId would turn
-        # a rename into delete + add and could collide with a real _id: refuse (README's table).
-        refused.append(_refused(where, item, 'has no "_id"; give it a fixed one, e.g. '
-                                '"_id": {"$oid": "<24 hex digits>"} or "_id": "<a name>"'))
-        return True
-    if decoded:
-        docs.append((where, item))
-        return True
-    try:
-        doc = json_util.loads(json.dumps(item))
-    except _ejson_errors() as e:
-        # A malformed value anywhere (an ignored field too) fails this document only; its
-        # plain _id still names it when that is well-formed, so its cluster keeps its files.
-        known = _identity(item)
-        refused.append(_refused(where, known, "has malformed Extended JSON "
-                                f"({type(e).__name__}: {str(e)[:200]})"))
-        return "_id" in known
-    docs.append((where, doc))
-    return True
-
-
-def _identity(item: dict[str, Any]) -> dict[str, Any]:
-    """The item's _id (when it decodes) and clusterId (when it is text): enough to name it."""
-    from bson import json_util
-
-    known: dict[str, Any] = {}
-    if isinstance(item.get("clusterId"), str):
-        known["clusterId"] = item["clusterId"]
-    try:
-        known["_id"] = json_util.loads(json.dumps({"_id": item["_id"]}))["_id"]
-    except _ejson_errors():
-        pass
-    return known
 
 
 def _explain(e: Exception, s: MongoSettings) -> str:

@@ -51,3 +51,30 @@ def test_a_decoded_document_is_measured_by_encoding_it() -> None:
     """mongomock's dicts are measured as BSON too; what bson cannot encode is not refused."""
     assert bsonread.read({"_id": 1, "pad": "x" * 5000}, 4096, OPTIONS).body is None
     assert bsonread.read({"_id": 1, "odd": object()}, 4096, OPTIONS).size is None
+
+
+def test_elements_split_every_bson_type() -> None:
+    """Each top-level element is found with its key and its exact bytes, for every BSON type."""
+    from bson import DBRef, MaxKey, MinKey, Regex, Timestamp
+    from bson.code import Code
+
+    values = {"_id": ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), "double": 1.5, "string": "é",
+              "doc": {"a": [1]}, "array": [1, "x"], "binary": Binary(b"\x00\x01", 4),
+              "oid": ObjectId(), "bool": True, "date": datetime.datetime(2024, 1, 1),
+              "null": None, "regex": Regex("a.*", "im"), "code": Code("x"),
+              "scope": Code("x", {"a": 1}), "int32": 7, "timestamp": Timestamp(1, 2),
+              "int64": Int64(2**40), "decimal": Decimal128("1.25"), "min": MinKey(),
+              "max": MaxKey(), "ref": DBRef("c", 1)}
+    raw = bson.encode(values)
+    found = list(bsonread.elements(raw))
+    assert [key for key, _, _ in found] == list(values)
+    for key, start, end in found:
+        alone = bson.decode((end - start + 5).to_bytes(4, "little") + raw[start:end] + b"\x00")
+        assert alone == {key: values[key]}
+    # the two types bson writes only from raw bytes: undefined (0x06) and a DBPointer (0x0C)
+    undefined = b"\x06u\x00"
+    pointer = b"\x0cp\x00" + (2).to_bytes(4, "little") + b"c\x00" + bytes(12)
+    body = undefined + pointer
+    raw = (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
+    assert [(k, raw[s:e]) for k, s, e in bsonread.elements(raw)] == [("u", undefined),
+                                                                     ("p", pointer)]

@@ -122,3 +122,54 @@ def test_a_file_that_is_neither_json_nor_json_lines_says_what_is_accepted(tmp_pa
     _, refused, complete = load_seed(tmp_path)
     assert not complete and refused[0].unreadable is not None
     assert "one document per line" in refused[0].unreadable
+
+
+def test_the_wrappers_are_json_util_s_own() -> None:
+    """The keys that send an object to json_util's hook are exactly those its hook decodes by."""
+    from trinogen.seed import WRAPPERS
+
+    assert set(WRAPPERS) == set(json_util._PARSERS)
+
+
+EJSON = [
+    '{"_id": {"$oid": "653a1a7b8e1f4a1e9c5d8e1a"}, "a": [{"b": {"$numberLong": "5"}}]}',
+    '{"d": {"$date": "2024-01-02T03:04:05Z"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05.678Z"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05.1234567Z"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05.9999999Z"}}',
+    '{"d": {"$date": "1969-12-31T23:59:59.999Z"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05+02:00"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05.5-0130"}}',
+    '{"d": {"$date": "2024-02-30T00:00:00Z"}}',
+    '{"d": {"$date": "2024-01-02T24:00:00Z"}}',
+    '{"d": {"$date": "2024-01-02T23:59:60Z"}}',
+    '{"d": {"$date": "0000-01-01T00:00:00Z"}}',
+    '{"d": {"$date": "99999-01-01T00:00:00Z"}}',
+    '{"d": {"$date": "2024-1-2T3:4:5Z"}}',
+    '{"d": {"$date": "\u0662\u0660\u0662\u0664-01-02T03:04:05Z"}}',
+    '{"d": {"$date": "2024-01-02T03:04:05Z", "x": 1}}',
+    '{"d": {"$date": {"$numberLong": "1704164645678"}}}',
+    '{"d": {"$date": 1704164645678}}',
+    '{"d": {"$date": "Z"}}',
+    '{"d": {"$date": ""}}',
+    '{"x": {"$numberDecimal": "abc"}, "y": {"$regex": "a", "$options": "i"}}',
+    '{"x": {"$binary": {"base64": "eA==", "subType": "00"}}, "u": {"$uuid": "zz"}}',
+    '{"x": {"$timestamp": {"t": 1, "i": 2}}, "m": {"$minKey": 1}, "q": {"$symbol": "s"}}',
+    '{"$date": "2024-01-02T03:04:05Z"}',
+    '[{"a": 1}, {"b": {"c": {"$numberDouble": "NaN"}}}]',
+]
+
+
+@pytest.mark.parametrize("text", EJSON, ids=range(len(EJSON)))
+def test_seed_files_parse_as_json_util_parses_them(text: str) -> None:
+    """The fast parse gives json_util.loads's values (types included) or its error, word for word."""
+    from trinogen.seed import ejson_loads
+
+    def outcome(loads: Any) -> Any:
+        try:
+            value = loads(text)
+        except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+            return (type(e).__name__, str(e))
+        return repr(value), json_util.dumps(value, json_options=json_util.CANONICAL_JSON_OPTIONS)
+
+    assert outcome(ejson_loads) == outcome(json_util.loads)

@@ -15,6 +15,7 @@ from typing import Any
 
 from trinogen import bsonread
 from trinogen.bsonread import doc_key
+from trinogen.embedded import Collection, SeedCollection
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
 from trinogen.redact import redact_text, redact_url
@@ -94,24 +95,30 @@ class Source:
         return self._find({}, self.catalogs) + self.refused_catalogs
 
     def _find(self, query: Mapping[str, Any], collection: Any = None) -> list[RawDocument]:
-        from pymongo.errors import PyMongoError
-
         self.queries += 1
         coll = self.collection if collection is None else collection
         options = getattr(coll, "codec_options", None)
+        if isinstance(coll, SeedCollection):  # raw BSON already, and no server to fail (nor
+            return self._read(coll, query, None, options)  # pymongo to import: start-up cost)
+        from pymongo.errors import PyMongoError
+
         try:
             # The projection saves a real server's bandwidth; in-process it would only cost copying.
             projection = None if self.ephemeral else PROJECTION
             if bsonread.speaks_bson(coll):  # documents arrive as raw BSON, measured before decoding
                 coll = coll.with_options(codec_options=bsonread.raw_options(options))
-            cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
-            reads = [bsonread.read(d, self.settings.max_document_bytes, options) for d in cursor]
-            identities = self._identities(reads, coll)
-            return [self._document(r, identities) for r in reads]
+            return self._read(coll, query, projection, options)
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
-    def _identities(self, reads: list[bsonread.Read], coll: Any) -> dict[str, Mapping[str, Any]]:
+    def _read(self, coll: Collection, query: Mapping[str, Any],
+              projection: Mapping[str, Any] | None, options: Any) -> list[RawDocument]:
+        cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
+        reads = [bsonread.read(d, self.settings.max_document_bytes, options) for d in cursor]
+        identities = self._identities(reads, coll)
+        return [self._document(r, identities) for r in reads]
+
+    def _identities(self, reads: list[bsonread.Read], coll: Collection) -> dict[str, Mapping[str, Any]]:
         """clusterId and enabled of the documents read as too large (one more small query)."""
         ids = [r.id for r in reads if r.body is None and r.identified]
         if not ids:
@@ -141,10 +148,10 @@ class Source:
     # --- status records (a separate collection: writes never wake a change-stream watcher) ----
 
     def read_status(self) -> dict[str, dict[str, Any]]:
-        from pymongo.errors import PyMongoError
-
         if self.ephemeral:  # nothing is written there (write_status)
             return {}
+        from pymongo.errors import PyMongoError
+
         try:
             return {d["_id"]: d for d in self.status.find({})}
         except PyMongoError as e:
@@ -153,11 +160,11 @@ class Source:
     def write_status(self, records: Mapping[str, Mapping[str, Any]], removed: Iterable[str] = ()) -> int:
         """Replace the status of the given clusters in two batched round trips; returns writes
         (delete_many + insert_many: mongomock's bulk_write is broken with pymongo >= 4.11)."""
-        from pymongo.errors import PyMongoError
-
         ids = sorted(set(records) | set(removed))
         if not ids or self.ephemeral:
             return 0
+        from pymongo.errors import PyMongoError
+
         try:
             self.status.delete_many({"_id": {"$in": ids}})
             docs = [{"_id": cid, **rec} for cid, rec in sorted(records.items())]
@@ -170,13 +177,14 @@ class Source:
 
     def write_observed(self, fields: Mapping[str, Mapping[str, Any]]) -> int:
         """Set the `argocd` field only (a sync rewriting a record meanwhile keeps its commit)."""
+        if self.ephemeral or not fields:
+            return 0
         import pymongo
         from pymongo.errors import PyMongoError
 
         ops = [pymongo.UpdateOne({"_id": k}, {"$set": {"argocd": {**v}}}) for k, v in fields.items()]
         try:
-            return 0 if self.ephemeral or not ops else int(
-                self.status.bulk_write(ops, ordered=False).matched_count)
+            return int(self.status.bulk_write(ops, ordered=False).matched_count)
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
@@ -190,6 +198,7 @@ def connect(settings: MongoSettings) -> Source:
         db = embedded.seeded(settings)
         return Source(db.client, settings, ephemeral=True, refused=db.refused,
                       complete=db.complete, refused_catalogs=db.refused_catalogs)
+
     import pymongo
     from pymongo.errors import ConfigurationError, InvalidURI
 

@@ -245,3 +245,13 @@ def test_doc_key_fast_paths_write_what_json_util_writes() -> None:
         assert bsonread.doc_key(_id) == json_util.dumps(
             _id, json_options=json_util.CANONICAL_JSON_OPTIONS)
     assert doc_key is bsonread.doc_key
+
+
+def test_the_id_comes_first_as_mongodb_stores_it() -> None:
+    """A seed document with `_id` after other keys reads back with `_id` first (MongoDB and BSON
+    put it there; mongomock kept the file's order); the other keys keep theirs, the digest too."""
+    doc = {"clusterId": "a", "_id": "x", "owner": "o"}
+    (theirs,), _ = mongomock_reads([doc])
+    (ours,), _ = embedded_reads([doc])
+    assert list(ours.body) == ["_id", "clusterId", "owner"]
+    assert ours.body == theirs.body and ours.digest == theirs.digest

@@ -3,8 +3,8 @@
 Each seed document is encoded once (`bson.encode`, in C) and kept as those bytes; a query hands
 them out as raw BSON, so `bsonread.read` takes the path a real server's documents take (size
 check, digest of the bytes as stored, decoding in C), and what a sync reads is what MongoDB
-would send: key order kept, datetimes UTC with millisecond precision (naive, as mongomock gave
-them), integers beyond 32 bits as `Int64`. `add` refuses what MongoDB (and mongomock before this
+would send: key order kept (`_id` first, as BSON stores it), datetimes UTC with millisecond
+precision (naive, as mongomock gave them), integers beyond 32 bits as `Int64`. `add` refuses what MongoDB (and mongomock before this
 module) would refuse on insert, with mongomock's messages: a duplicate `_id` (equal as Python
 values, as mongomock compared them), an `_id` that is a list, a regex, a Decimal128 or code,
 a key with a NUL character, a top-level key starting with `$`, and whatever `bson.encode`

@@ -4,11 +4,11 @@ Each seed document is encoded once (`bson.encode`, in C) and kept as those bytes
 them out as raw BSON, so `bsonread.read` takes the path a real server's documents take (size
 check, digest of the bytes as stored, decoding in C), and what a sync reads is what MongoDB
 would send: key order kept (`_id` first, as BSON stores it), datetimes UTC with millisecond
-precision (naive, as mongomock gave them), integers beyond 32 bits as `Int64`. `add` refuses what MongoDB (and mongomock before this
-module) would refuse on insert, with mongomock's messages: a duplicate `_id` (equal as Python
-values, as mongomock compared them), an `_id` that is a list, a regex, a Decimal128 or code,
-a key with a NUL character, a top-level key starting with `$`, and whatever `bson.encode`
-cannot encode. One difference: an empty `Timestamp(0, 0)` is kept as written (mongomock put
+precision (naive, as mongomock gave them), integers beyond 32 bits as `Int64`. `add` refuses
+what MongoDB (and mongomock before this module) would refuse on insert, with mongomock's
+messages: a duplicate `_id` (equal as Python values, as mongomock compared them), an `_id` that
+is a list, a regex, a Decimal128 or code, a key with a NUL character, a top-level key starting
+with `$`, and whatever `bson.encode` cannot encode. One difference: an empty `Timestamp(0, 0)` is kept as written (mongomock put
 the current time there, anywhere in the document, so the document changed on every run).
 
 It answers only the queries `trinogen.source` makes: every document, `_id` `$in`, `clusterId`

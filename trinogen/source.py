@@ -118,7 +118,8 @@ class Source:
         identities = self._identities(reads, coll)
         return [self._document(r, identities) for r in reads]
 
-    def _identities(self, reads: list[bsonread.Read], coll: Collection) -> dict[str, Mapping[str, Any]]:
+    def _identities(self, reads: list[bsonread.Read], coll: Collection
+                    ) -> dict[str, Mapping[str, Any]]:
         """clusterId and enabled of the documents read as too large (one more small query)."""
         ids = [r.id for r in reads if r.body is None and r.identified]
         if not ids:

@@ -1,4 +1,4 @@
-"""trinogen.embedded: the embedded database answers as mongomock did, from BSON held once (issue 22).
+"""trinogen.embedded: the embedded database answers as mongomock did, from BSON held once.
 
 mongomock is the independent reader here: it served `mongomock://` before, and every expectation
 below is what it does with the same documents (inserted one by one, read by a Source over it).

@@ -241,17 +241,15 @@ def make_plan(
 def _repo_clusters(layout: Layout, current: Mapping[str, CurrentFile]) -> dict[str, _RepoCluster]:
     """trinogen's files in the repository, by cluster (files without the header are not ours)."""
     repo: dict[str, _RepoCluster] = {}
+    cluster_of = layout.cluster_of
     for path, cur in current.items():
-        cid = layout.cluster_of(path)
-        if cid is not None and cur.header is not None:
-            repo.setdefault(cid, _RepoCluster()).files[path] = cur
+        if cur.header is not None and (cid := cluster_of(path)) is not None:
+            (repo.get(cid) or repo.setdefault(cid, _RepoCluster())).files[path] = cur
     return repo
 
 
-def _plan_rendered(
-    plan: _Builder, cid: str, want: Mapping[str, DesiredFile], doc: str | None,
-    have: _RepoCluster, current: Mapping[str, CurrentFile],
-) -> None:
+def _plan_rendered(plan: _Builder, cid: str, want: Mapping[str, DesiredFile], doc: str | None,
+                   have: _RepoCluster, current: Mapping[str, CurrentFile]) -> None:
     """A rendered cluster: add, update, unchanged, or kept when a foreign file is in the way."""
     changes, conflicts = _diff_cluster(cid, want, have, current)
     if conflicts:
@@ -302,10 +300,11 @@ def _content(path: str, file: DesiredFile) -> bytes:
     return file.content
 
 
-def _diff_cluster(
-    cid: str, want: Mapping[str, DesiredFile], have: _RepoCluster,
-    current: Mapping[str, CurrentFile],
-) -> tuple[list[FileChange], list[Problem]]:
+def _diff_cluster(cid: str, want: Mapping[str, DesiredFile], have: _RepoCluster,
+                  current: Mapping[str, CurrentFile]) -> tuple[list[FileChange], list[Problem]]:
+    held = have.files
+    if want.keys() == held.keys() and all(held[p].blob == f.blob for p, f in want.items()):
+        return [], []  # unchanged, as in a no-op for nearly every cluster: no sorting (issue 22)
     changes: list[FileChange] = []
     conflicts: list[Problem] = []
     for path in sorted(want):

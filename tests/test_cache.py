@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trinogen.cache import Entry, RenderCache, document_key
+from trinogen.cache import Entry, RenderCache, document_key, value_digest
 
 ENTRY = Entry("a", "doc-a", {"trino-applications/a.yaml": "b" * 40}, {"secret/x": 3},
               (("a", "connectors", "uppercase"),))
@@ -81,6 +81,18 @@ def test_document_key_depends_on_the_document_and_the_fingerprint() -> None:
     assert document_key(doc, "fp") != document_key({**doc, "n": 2}, "fp")
     assert document_key(doc, "fp") != document_key(doc, "fp2")
     assert document_key({"bad": object()}, "fp") is None  # not BSON: simply not cached
+
+
+def test_document_key_depends_on_what_else_the_document_uses() -> None:
+    """A digest of what else a document's output depends on (its shared catalogs) changes its
+    key; the same digest gives the same key, and none gives the key of the bytes alone."""
+    doc = {"_id": "x", "clusterId": "a", "n": 1}
+    one, other = value_digest({"catalogs": [["pg", [{"n": 1}]]]}), value_digest({"catalogs": []})
+    assert one is not None and other is not None and one != other
+    assert document_key(doc, "fp", also=one) == document_key(dict(doc), "fp", also=one)
+    assert len({document_key(doc, "fp"), document_key(doc, "fp", also=one),
+                document_key(doc, "fp", also=other)}) == 3
+    assert value_digest({"bad": object()}) is None  # not BSON: its users are not cached
 
 
 def test_failures_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:

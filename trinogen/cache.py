@@ -29,7 +29,8 @@ from typing import Any
 from trinogen.ports import CachedFailure
 from trinogen.ports import CacheEntry as Entry
 
-__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key", "merged"]
+__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key", "merged",
+           "value_digest"]
 
 log = logging.getLogger(__name__)
 
@@ -38,20 +39,30 @@ log = logging.getLogger(__name__)
 FORMAT = f"2-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def document_key(body: Mapping[str, Any], fingerprint: str, digest: bytes | None = None
-                 ) -> str | None:
+def document_key(body: Mapping[str, Any], fingerprint: str, digest: bytes | None = None,
+                 also: bytes | None = None) -> str | None:
     """A stable hash of a document as stored (BSON bytes) and the renderer fingerprint;
-    `digest` is the sha256 of those bytes when the source has it already."""
-    import bson
-
+    `digest` is the sha256 of those bytes when the source has it already; `also` the digest of
+    what else its output depends on (`value_digest` of its shared catalogs)."""
     if digest is None:
-        try:
-            digest = hashlib.sha256(bson.encode(body)).digest()
-        except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
+        digest = value_digest(body)
+        if digest is None:
             return None
     h = hashlib.sha256(fingerprint.encode())
     h.update(digest)
+    if also is not None:  # fixed-length digests: no two inputs hash the same bytes
+        h.update(also)
     return h.hexdigest()[:40]
+
+
+def value_digest(value: Mapping[str, Any]) -> bytes | None:
+    """The sha256 of a mapping's BSON bytes; None when bson cannot encode it (not cached)."""
+    import bson
+
+    try:
+        return hashlib.sha256(bson.encode(value)).digest()
+    except Exception:  # noqa: BLE001 - anything bson cannot encode is simply not cached
+        return None
 
 
 def merged(entries: Mapping[str, Entry], failures: Mapping[str, CachedFailure],

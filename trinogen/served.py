@@ -23,8 +23,8 @@ from trinogen.plan import DesiredFile
 from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 
 # What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
-# as a BSON-encodable value; None when nothing.
-Dependencies = Callable[[Mapping[str, Any]], Any]
+# as a digest (`cache.value_digest`); None when nothing, b"" when it cannot be told (not cached).
+Dependencies = Callable[[Mapping[str, Any]], bytes | None]
 Judge = Callable[[RawDocument], Outcome]
 # Whether a rollout holds this cluster's files this run whatever it renders to (clusterId, the
 # document): its entry then answers though git does not hold its blobs (trinogen.rollout.step).
@@ -142,12 +142,10 @@ class Served:
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
     if not isinstance(raw.body, Mapping) or raw.unreadable:
         return None  # a refused document's body is only what names it: never a key
-    # A document using shared catalogs is keyed with them: a change to one of them re-renders
-    # exactly its users. Any other document keeps the key of its bytes alone.
+    # A document using shared catalogs is keyed with them too: a change to one of them
+    # re-renders exactly its users. Any other document keeps the key of its bytes alone.
     more = dependencies(raw.body) if dependencies is not None else None
-    if more is None:
-        return document_key(raw.body, fingerprint, raw.digest)
-    return document_key({"document": raw.body, "catalogs": more}, fingerprint)
+    return document_key(raw.body, fingerprint, raw.digest, more) if more != b"" else None
 
 
 def _hits(

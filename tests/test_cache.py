@@ -22,6 +22,21 @@ def test_entries_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:
     assert again.get("k") == ENTRY and again.extra == {"argocd/root.yaml": "c" * 40}
 
 
+def test_a_warning_many_clusters_share_is_stored_once(tmp_path: Path) -> None:
+    """The same warning given to many clusters is written once: the file of 200 entries with
+    one long warning each is far smaller than 200 copies of it, and every entry reads back."""
+    message = "x.y is not a property of connector hive in Trino 474 " * 40  # ~2 kB
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    entries = {f"k{i}": Entry(f"c{i}", f"doc-{i}", {f"trino-applications/c{i}.yaml": "b" * 40},
+                              {}, ((f"c{i}", "connectors", f"{message}{'.' * (i % 1)}"),))
+               for i in range(200)}  # each message a string of its own, as rendering makes them
+    for key, entry in entries.items():
+        cache.keep(key, entry)
+    cache.save()
+    assert (tmp_path / "c").stat().st_size < 200 * len(message) / 10
+    assert RenderCache.load(tmp_path / "c", "fp").entries == entries
+
+
 def test_entries_not_kept_are_dropped(tmp_path: Path) -> None:
     """Only documents seen in the last run stay in the cache."""
     cache = RenderCache.load(tmp_path / "c", "fp")

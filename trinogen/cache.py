@@ -80,7 +80,7 @@ def merged(entries: Mapping[str, Entry], failures: Mapping[str, CachedFailure],
 
 
 class RenderCache:
-    """Entries loaded from, and saved to, one JSON file."""
+    """Entries loaded from, and saved to, one marshal file (`FORMAT`)."""
 
     def __init__(self, path: Path, fingerprint: str) -> None:
         self.path = path

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from trinogen.cache import Entry, RenderCache, document_key
+from trinogen.cache import Entry, RenderCache, document_key, value_digest
 
 ENTRY = Entry("a", "doc-a", {"trino-applications/a.yaml": "b" * 40}, {"secret/x": 3},
               (("a", "connectors", "uppercase"),))
@@ -20,6 +20,21 @@ def test_entries_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:
     cache.save()
     again = RenderCache.load(tmp_path / "c", "fp")
     assert again.get("k") == ENTRY and again.extra == {"argocd/root.yaml": "c" * 40}
+
+
+def test_a_warning_many_clusters_share_is_stored_once(tmp_path: Path) -> None:
+    """The same warning given to many clusters is written once: the file of 200 entries with
+    one long warning each is far smaller than 200 copies of it, and every entry reads back."""
+    message = "x.y is not a property of connector hive in Trino 474 " * 40  # ~2 kB
+    cache = RenderCache.load(tmp_path / "c", "fp")
+    entries = {f"k{i}": Entry(f"c{i}", f"doc-{i}", {f"trino-applications/c{i}.yaml": "b" * 40},
+                              {}, ((f"c{i}", "connectors", f"{message}{'.' * (i % 1)}"),))
+               for i in range(200)}  # each message a string of its own, as rendering makes them
+    for key, entry in entries.items():
+        cache.keep(key, entry)
+    cache.save()
+    assert (tmp_path / "c").stat().st_size < 200 * len(message) / 10
+    assert RenderCache.load(tmp_path / "c", "fp").entries == entries
 
 
 def test_entries_not_kept_are_dropped(tmp_path: Path) -> None:
@@ -81,6 +96,18 @@ def test_document_key_depends_on_the_document_and_the_fingerprint() -> None:
     assert document_key(doc, "fp") != document_key({**doc, "n": 2}, "fp")
     assert document_key(doc, "fp") != document_key(doc, "fp2")
     assert document_key({"bad": object()}, "fp") is None  # not BSON: simply not cached
+
+
+def test_document_key_depends_on_what_else_the_document_uses() -> None:
+    """A digest of what else a document's output depends on (its shared catalogs) changes its
+    key; the same digest gives the same key, and none gives the key of the bytes alone."""
+    doc = {"_id": "x", "clusterId": "a", "n": 1}
+    one, other = value_digest({"catalogs": [["pg", [{"n": 1}]]]}), value_digest({"catalogs": []})
+    assert one is not None and other is not None and one != other
+    assert document_key(doc, "fp", also=one) == document_key(dict(doc), "fp", also=one)
+    assert len({document_key(doc, "fp"), document_key(doc, "fp", also=one),
+                document_key(doc, "fp", also=other)}) == 3
+    assert value_digest({"bad": object()}) is None  # not BSON: its users are not cached
 
 
 def test_failures_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from trinogen import model
+from trinogen.cache import value_digest
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
     Classified,
@@ -177,11 +178,20 @@ def _classify(raws: list[RawDocument], settings: Settings, library: Library,
 
 def _shared_catalogs(
     settings: Settings, library: Library
-) -> Callable[[Mapping[str, object]], object]:
-    """The documents of the shared catalogs a document may use, for its render-cache key."""
-    def catalogs(body: Mapping[str, object]) -> object:
-        names = references(body, settings.defaults, settings.profiles)
-        return [[n, list(library.sources.get(n, ()))] for n in sorted(names)] or None
+) -> Callable[[Mapping[str, object]], bytes | None]:
+    """The digest of the documents of the shared catalogs a document may use, for its
+    render-cache key: hashed once per set of names, beside each document's own digest, rather
+    than each using document encoded again with its catalogs (issue 22)."""
+    digests: dict[tuple[str, ...], bytes] = {}
+
+    def catalogs(body: Mapping[str, object]) -> bytes | None:
+        names = tuple(sorted(references(body, settings.defaults, settings.profiles)))
+        if not names:
+            return None
+        if names not in digests:
+            sources = [[n, list(library.sources.get(n, ()))] for n in names]
+            digests[names] = value_digest({"catalogs": sources}) or b""
+        return digests[names]
 
     return catalogs
 

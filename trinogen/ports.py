@@ -74,20 +74,24 @@ class CacheEntry:
     versions: Mapping[str, int | None] = field(default_factory=dict)  # secret path -> version
     warnings: tuple[tuple[str, str, str], ...] = ()  # (cluster, field, message)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"cluster": self.cluster_id, "doc": self.doc_id, "files": dict(self.files),
-                "versions": dict(self.versions), "warnings": [list(w) for w in self.warnings]}
+    def to_row(self, share: dict[Any, Any]) -> tuple[Any, ...]:
+        """The entry as the cache file stores it: a tuple, each warning's text once per file
+        (the same field and message, e.g. of a property Trino does not know, are often given to
+        thousands of clusters: `share` maps each to its first copy, which marshal writes once)."""
+        files = self.files if type(self.files) is dict else dict(self.files)
+        versions = self.versions if type(self.versions) is dict else dict(self.versions)
+        return (self.cluster_id, self.doc_id, files, versions,
+                tuple(tuple(share.setdefault(x, x) for x in w) for w in self.warnings))
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CacheEntry:
+    def from_row(cls, row: tuple[Any, ...]) -> CacheEntry:
         # The file is trinogen's own (marshal keeps the types it wrote); shapes are checked,
         # not every string, so loading 10,000 entries stays cheap.
-        files, versions, warnings = data["files"], data["versions"], data["warnings"]
-        if not (isinstance(files, dict) and isinstance(versions, dict)
-                and isinstance(warnings, list)):
+        cluster, doc, files, versions, warnings = row
+        if not (type(cluster) is str and type(doc) is str and type(files) is dict
+                and type(versions) is dict and type(warnings) is tuple):
             raise TypeError("malformed cache entry")
-        return cls(str(data["cluster"]), str(data["doc"]), files, versions,
-                   tuple(tuple(w) for w in warnings) if warnings else ())
+        return cls(cluster, doc, files, versions, warnings)
 
 
 @dataclass(frozen=True)

@@ -57,21 +57,22 @@ class Planner:
 def current_files(
     tree: Mapping[str, str], desired: Desired, repo: Repository
 ) -> dict[str, CurrentFile]:
-    """The repository's files with their headers; only files unlike any desired one are read."""
-    known: dict[str, FileHeader | None] = {}
+    """The repository's files with their headers; only files unlike any desired one are read.
+    A file is made once per blob and the tree's paths only look it up (issue 22)."""
+    known: dict[str, CurrentFile] = {}
     for cid, files in desired.files.items():
         hit = FileHeader(cid, desired.docs[cid])
         for file in files.values():
             # a cache hit's blob carries this cluster's header; otherwise read it from the content
-            known[file.blob] = hit if file.content is None else parse_header(file.content[:HEAD_BYTES])
+            known[file.blob] = CurrentFile(file.blob, hit if file.content is None
+                                           else parse_header(file.content[:HEAD_BYTES]))
     for file in desired.extra.values():
-        known[file.blob] = (FileHeader(None, None) if file.content is None
-                            else parse_header(file.content[:HEAD_BYTES]))
-    heads = repo.heads(b for b in tree.values() if b not in known)
-    return {
-        path: CurrentFile(blob, known[blob] if blob in known else parse_header(heads.get(blob, b"")))
-        for path, blob in tree.items()
-    }
+        known[file.blob] = CurrentFile(file.blob, FileHeader(None, None) if file.content is None
+                                       else parse_header(file.content[:HEAD_BYTES]))
+    unknown = {b for b in tree.values() if b not in known}
+    heads = repo.heads(unknown)
+    known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
+    return {path: known[blob] for path, blob in tree.items()}
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from trinogen.plan import DesiredFile
 from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 
 # What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
-# as a BSON-encodable value; None when nothing.
-Dependencies = Callable[[Mapping[str, Any]], Any]
+# as a digest (`cache.value_digest`); None when nothing, b"" when it cannot be told (not cached).
+Dependencies = Callable[[Mapping[str, Any]], bytes | None]
 Judge = Callable[[RawDocument], Outcome]
 # Whether a rollout holds this cluster's files this run whatever it renders to (clusterId, the
 # document): its entry then answers though git does not hold its blobs (trinogen.rollout.step).
@@ -60,9 +60,8 @@ class Served:
 
     def pending(self) -> set[str]:
         """The clusters answered for a rollout's held wave (git holds other files)."""
-        tree = self.tree or {}
-        return {e.cluster_id for _, _, e in self.hits.values()
-                if any(tree.get(p) != b for p, b in e.files.items())}
+        held = (self.tree or {}).items()
+        return {e.cluster_id for _, _, e in self.hits.values() if not e.files.items() <= held}
 
     def secret_paths(self) -> set[str]:
         """The secret paths the hits were rendered with (their versions must still match)."""
@@ -129,8 +128,8 @@ class Served:
     def root_app(self, render: Callable[[], Mapping[str, bytes]]) -> dict[str, DesiredFile]:
         """The app-of-apps: from the cache when the repository holds exactly the cached blobs."""
         cache, tree = self.cache, self.tree
-        if cache is not None and tree is not None and cache.extra and all(
-            tree.get(p) == b for p, b in cache.extra.items()
+        if cache is not None and tree is not None and cache.extra and (
+            cache.extra.items() <= tree.items()
         ):
             files = {p: DesiredFile(b, None) for p, b in cache.extra.items()}
         else:
@@ -143,12 +142,10 @@ class Served:
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
     if not isinstance(raw.body, Mapping) or raw.unreadable:
         return None  # a refused document's body is only what names it: never a key
-    # A document using shared catalogs is keyed with them: a change to one of them re-renders
-    # exactly its users. Any other document keeps the key of its bytes alone.
+    # A document using shared catalogs is keyed with them too: a change to one of them
+    # re-renders exactly its users. Any other document keeps the key of its bytes alone.
     more = dependencies(raw.body) if dependencies is not None else None
-    if more is None:
-        return document_key(raw.body, fingerprint, raw.digest)
-    return document_key({"document": raw.body, "catalogs": more}, fingerprint)
+    return document_key(raw.body, fingerprint, raw.digest, more) if more != b"" else None
 
 
 def _hits(
@@ -162,18 +159,14 @@ def _hits(
     validated together to be reported as duplicates.
     """
     claims = enabled_claims(raws)
+    held = tree.items()  # a set-like view: `<=` below compares path and blob in C (issue 22)
     hits: dict[str, tuple[RawDocument, str, CacheEntry]] = {}
     for raw in raws:
         key = keys.get(raw.doc_id)
         entry = cache.get(key) if key else None
         if key is not None and entry is not None and entry.doc_id == raw.doc_id and len(
-                claims.get(entry.cluster_id, ())) == 1 and _answers(entry, raw, tree, pending):
+                claims.get(entry.cluster_id, ())) == 1 and (
+                entry.files.items() <= held  # the repository holds exactly the entry's blobs
+                or (pending is not None and pending(entry.cluster_id, raw))):  # or a rollout
             hits[raw.doc_id] = (raw, key, entry)
     return hits
-
-
-def _answers(entry: CacheEntry, raw: RawDocument, tree: Mapping[str, str],
-             pending: Pending | None) -> bool:
-    """The repository holds exactly the entry's blobs, or a rollout holds the cluster's files."""
-    return (all(tree.get(p) == b for p, b in entry.files.items())
-            or (pending is not None and pending(entry.cluster_id, raw)))

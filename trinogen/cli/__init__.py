@@ -221,6 +221,7 @@ def watch(ctx: typer.Context, config: ConfigOpt = None, set_: SetOpt = None,
         from trinogen import source
         from trinogen import watch as watch_mod
 
+        collect_garbage()  # a watcher runs for days: its cycles must be freed
         settings = _settings(ctx, flags, {"git.remote": remote})
         watch_mod.require_change_streams(settings)
         # One pymongo client: documents, status, lease and the change stream.
@@ -333,12 +334,12 @@ def _progress(output: str, settings: Settings) -> Progress:
 
 def main() -> None:
     """Console-script entry point: a bug prints its traceback and exits 70."""
-    # A run allocates many long-lived objects (documents, rendered files) and few cycles: with
-    # the default thresholds the cyclic GC re-scans the growing heap over and over (a quarter of
-    # a 10,000-cluster sync). Collect young objects less often; everything is still collected.
-    # At 100,000 a pass over the documents just read cost 20-30 ms of a 1,000-cluster sync,
-    # no-op included (docs/benchmarks.md); cycles are rare, so the young generation may grow.
-    gc.set_threshold(300_000, 50, 100)
+    # A one-shot command allocates many long-lived objects (documents, rendered files) and
+    # almost no cycles (a no-op sync of 10,000 clusters collects none, a render of 1,000 about
+    # 15 objects per cluster), all freed when the process ends: each pass of the cyclic GC over
+    # the young objects only costs time (0.2 s of a 10,000-cluster no-op, issue 22). So it is
+    # off for the run; `watch`, which runs for days, turns it back on (`collect_garbage`).
+    gc.disable()
     try:
         app()
     except SystemExit:
@@ -350,3 +351,16 @@ def main() -> None:
             "trinogen: internal error (a bug): please report it with the traceback above\n"
         )
         sys.exit(ExitCode.INTERNAL)
+    finally:
+        # The interpreter's last collection at exit walks every object still alive (0.13 s
+        # after a 10,000-cluster sync) to find cycles whose memory the exit frees anyway;
+        # frozen objects are not walked. Files and locks are closed by `with`, not by it.
+        gc.freeze()
+
+
+def collect_garbage() -> None:
+    """The cyclic GC for a long-running command: on, collecting young objects rarely. A run
+    allocates many long-lived objects and few cycles; with the default thresholds the GC
+    re-scans the growing heap over and over (a quarter of a 10,000-cluster sync)."""
+    gc.set_threshold(300_000, 50, 100)
+    gc.enable()

@@ -112,6 +112,9 @@ class FakeCache:
     def get(self, key: str) -> CacheEntry | None:
         return self.entries.get(key)
 
+    def owners(self) -> dict[str, CacheEntry]:
+        return {blob: e for e in self.entries.values() for blob in e.files.values()}
+
     def keep(self, key: str, entry: CacheEntry) -> None:
         self.used[key] = entry
 

@@ -125,6 +125,10 @@ class RenderCacheStore(Protocol):
 
     def get(self, key: str) -> CacheEntry | None: ...
 
+    def owners(self) -> dict[str, CacheEntry]:
+        """Blob id -> the loaded entry whose cluster rendered it (its header's cluster and
+        document)."""
+
     def keep(self, key: str, entry: CacheEntry) -> None: ...
 
     def failure(self, key: str) -> CachedFailure | None: ...

@@ -24,7 +24,7 @@ from trinogen.desired import Desired
 from trinogen.errors import GitUnavailable, Problem, SafetyRefusal
 from trinogen.model import Failed
 from trinogen.plan import CurrentFile, Guards, Layout, Plan, make_plan
-from trinogen.ports import PushOutcome, Repository
+from trinogen.ports import CacheEntry, PushOutcome, Repository
 from trinogen.render import HEAD_BYTES, FileHeader, parse_header
 
 log = logging.getLogger(__name__)
@@ -41,10 +41,13 @@ class Planner:
     targets: set[str] | None = None
     # Adds the tenants' AppProjects to the plan (trinogen.appprojects); None: no projects.
     projects: Callable[[Plan, Mapping[str, str], Mapping[str, CurrentFile]], Plan] | None = None
+    # Blob id -> the render-cache entry that rendered it (a targeted run: other clusters'
+    # headers are known without reading their files; issue 22). None: read them.
+    owners: Mapping[str, CacheEntry] | None = None
 
     def __call__(self, tree: Mapping[str, str]) -> Plan:
         d = self.desired
-        current = current_files(tree, d, self.repo)
+        current = current_files(tree, d, self.repo, self.owners)
         plan = make_plan(layout=self.layout, current=current,
                          desired=d.files, desired_docs=d.docs, failed=d.failed,
                          disabled=d.disabled, guards=self.guards, targets=self.targets,
@@ -55,10 +58,12 @@ class Planner:
 
 
 def current_files(
-    tree: Mapping[str, str], desired: Desired, repo: Repository
+    tree: Mapping[str, str], desired: Desired, repo: Repository,
+    owners: Mapping[str, CacheEntry] | None = None,
 ) -> dict[str, CurrentFile]:
-    """The repository's files with their headers; only files unlike any desired one are read."""
-    known: dict[str, FileHeader | None] = {}
+    """The repository's files with their headers; only files unlike any desired one, and
+    unlike any the render cache recorded (`owners`), are read."""
+    known = _owned(tree, owners)
     for cid, files in desired.files.items():
         hit = FileHeader(cid, desired.docs[cid])
         for file in files.values():
@@ -72,6 +77,20 @@ def current_files(
         path: CurrentFile(blob, known[blob] if blob in known else parse_header(heads.get(blob, b"")))
         for path, blob in tree.items()
     }
+
+
+def _owned(tree: Mapping[str, str], owners: Mapping[str, CacheEntry] | None
+           ) -> dict[str, FileHeader | None]:
+    """The headers of the tree's blobs that a render-cache entry rendered: the blob's id
+    fixes its content, so its header names the entry's cluster and document."""
+    made: dict[str, FileHeader | None] = {}
+    if not owners:
+        return made
+    for blob in tree.values():
+        entry = owners.get(blob)
+        if entry is not None:
+            made[blob] = FileHeader(entry.cluster_id, entry.doc_id)
+    return made
 
 
 @dataclass(frozen=True)

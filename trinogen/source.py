@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -136,11 +136,12 @@ class Source:
 
     # --- status records (a separate collection: writes never wake a change-stream watcher) ----
 
-    def read_status(self) -> dict[str, dict[str, Any]]:
-        from pymongo.errors import PyMongoError
+    def read_status(self, keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+        from pymongo.errors import PyMongoError  # keys: only these rows (a watch batch; issue 22)
 
+        query = {} if keys is None else {"_id": {"$in": sorted(keys)}}
         try:
-            return {d["_id"]: d for d in self.status.find({})}
+            return {d["_id"]: d for d in self.status.find(query)} if keys is None or keys else {}
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 

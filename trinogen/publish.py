@@ -86,10 +86,14 @@ def _owned(tree: Mapping[str, str], owners: Mapping[str, CacheEntry] | None
     made: dict[str, FileHeader | None] = {}
     if not owners:
         return made
+    headers: dict[int, FileHeader] = {}  # one per entry, shared by its files
     for blob in tree.values():
         entry = owners.get(blob)
         if entry is not None:
-            made[blob] = FileHeader(entry.cluster_id, entry.doc_id)
+            header = headers.get(id(entry))
+            if header is None:
+                header = headers[id(entry)] = FileHeader(entry.cluster_id, entry.doc_id)
+            made[blob] = header
     return made
 
 

@@ -62,6 +62,9 @@ def _cpu() -> float:
 
 def driver(out: str, argv: list[str]) -> int:
     """Run the CLI with bench/stages.py's meter; write each sync's split to `out` as it ends."""
+    # gen_docs put this tree first on the path (for tests.kitchen_sink): trinogen comes from
+    # --code, the first entry of PYTHONPATH (Run.start).
+    sys.path.insert(0, os.environ["PYTHONPATH"].split(os.pathsep)[0])
     import stages
 
     class CpuMeter(stages.Meter):  # type: ignore[misc]

@@ -362,8 +362,12 @@ def summary(result: dict[str, Any]) -> str:
     ]
     if result["catalog"]:
         c = result["catalog"]
+        last = result["syncs"][-1] if result["syncs"] else {}
+        stats = last.get("stats") or {}
         lines.append(f"shared-catalog change: pushed {c['latency']} s after the write "
-                     f"(kind {c['kind']}, sync {c['syncSeconds']} s)")
+                     f"(kind {c['kind']}, sync {c['syncSeconds']} s, CPU {last.get('cpu')} s, "
+                     f"{stats.get('clustersRendered')} clusters rendered, "
+                     f"{stats.get('cacheHits')} cache hits; FerretDB {c['server']} s)")
     targeted = [s for s in result["syncs"] if s["targeted"]]
     if targeted:
         lines += ["", "one-document batch, median of the syncs (s; CPU of trinogen and its git "

@@ -251,31 +251,35 @@ class Run:
             return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
                                     cwd=self.work, start_new_session=True)
 
-    def change(self, proxy: Any, docs: list[dict[str, Any]], round_no: int) -> float:
-        """Replace one enabled document (worker replicas); the wall time before the write."""
+    def change(self, proxy: Any, docs: list[dict[str, Any]], round_no: int
+               ) -> tuple[float, float]:
+        """Replace one enabled document (worker replicas); the wall time before the write and
+        when FerretDB acknowledged it."""
         (idx,) = gen_docs.mutate(docs, 1, round_no, self.args.seed)
         doc = as_bson(docs[idx])
         started = time.time()
         self.client[DB].trino_clusters.replace_one({"_id": doc["_id"]}, doc)
+        acked = time.time()
         proxy.emit("replace", DB, "trino_clusters", doc["_id"])
-        return started
+        return started, acked
 
-    def change_catalog(self, proxy: Any, round_no: int) -> float:
+    def change_catalog(self, proxy: Any, round_no: int) -> tuple[float, float]:
         from tests import kitchen_sink
 
         cat = as_bson(kitchen_sink.catalogs()[0])
         cat["properties"]["connection-user"] = f"trino-{round_no}"
         started = time.time()
         self.client[DB].trino_catalogs.replace_one({"_id": cat["_id"]}, cat)
+        acked = time.time()
         proxy.emit("replace", DB, "trino_catalogs", cat["_id"])
-        return started
+        return started, acked
 
 
 def measure_one(run: Run, proc: subprocess.Popen[bytes], start_write: Any,
                 timeout: float, proxy: Any) -> dict[str, Any]:
     before, lines = len(pushes(run.stamps)), len(synced_lines(run.log))
     calls = len(proxy.upstream_calls)
-    started = start_write()
+    started, acked = start_write()
     wait_for("the push", lambda: len(pushes(run.stamps)) > before, timeout, proc, run.log)
     pushed = pushes(run.stamps)[before]
     wait_for("the sync's log line", lambda: len(synced_lines(run.log)) > lines, 10, proc, run.log)
@@ -287,7 +291,8 @@ def measure_one(run: Run, proc: subprocess.Popen[bytes], start_write: Any,
     by_name: dict[str, float] = {}
     for s, name in server:
         by_name[name] = round(by_name.get(name, 0.0) + s, 3)
-    return {"latency": round(pushed - started, 3), "kind": line.get("kind"),
+    return {"latency": round(pushed - started, 3), "fromAck": round(pushed - acked, 3),
+            "write": round(acked - started, 3), "kind": line.get("kind"),
             "server": round(sum(s for s, _ in server), 3), "serverCommands": by_name,
             "eventToPush": line.get("eventToPushSeconds"), "syncSeconds": line.get("syncSeconds")}
 
@@ -319,7 +324,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                                 args.timeout, proxy)
                 rows.append(r)
                 _progress(f"  change {i + 1}/{args.changes}: pushed {r['latency']:.3f}s after "
-                          f"the write (watcher: event-to-push {r['eventToPush']}s, sync "
+                          f"the write ({r['fromAck']:.3f}s after its ack; watcher: event-to-push {r['eventToPush']}s, sync "
                           f"{r['syncSeconds']}s; FerretDB {r['server']}s {r['serverCommands']})")
                 time.sleep(args.settle)
             catalog = None
@@ -356,7 +361,9 @@ def summary(result: dict[str, Any]) -> str:
         f"debounce {d} s, max_await_ms {result['max_await_ms']}:",
         f"write-to-push latency median {result['latency_median']} s "
         f"(min {result['latency_min']}, max {result['latency_max']}; "
-        f"{len(result['changes'])} changes; goal debounce + 0.5 = {d + 0.5} s); "
+        f"{len(result['changes'])} changes; goal debounce + 0.5 = {d + 0.5} s); from the "
+        f"write's acknowledgement {_med(result, 'fromAck')} s; less FerretDB's time in it "
+        f"{_med(result, 'lessServer')} s; "
         f"watcher peak RSS {result['rss_peak_mib']} MiB (idle after the batches "
         f"{result['rss_idle_mib']:.0f} MiB)",
     ]
@@ -373,6 +380,12 @@ def summary(result: dict[str, Any]) -> str:
         lines += ["", "one-document batch, median of the syncs (s; CPU of trinogen and its git "
                   "children; wall includes waiting for FerretDB):", ""] + split_table(targeted)
     return "\n".join(lines)
+
+
+def _med(result: dict[str, Any], key: str) -> float | None:
+    values = [c[key] if key != "lessServer" else c["latency"] - c["server"]
+              for c in result["changes"]]
+    return round(statistics.median(values), 3) if values else None
 
 
 def split_table(syncs: list[dict[str, Any]]) -> list[str]:

@@ -43,7 +43,7 @@ sys.path.insert(0, str(HERE))
 if sys.argv[1:2] != ["--driver"]:  # the driver imports trinogen from --code (PYTHONPATH)
     sys.path.insert(0, str(ROOT))
 
-import gen_docs  # noqa: E402
+import gen_docs
 
 REPO_URL = "https://git.example.com/platform/trino-gitops.git"
 DB = "trino"
@@ -298,8 +298,9 @@ def measure_one(run: Run, proc: subprocess.Popen[bytes], start_write: Any,
 
 
 def bench(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.ferretdb import ferretdb
     from wireproxy import WireProxy
+
+    from tests.ferretdb import ferretdb
 
     work = Path(args.results).resolve() / "watch-work"
     shutil.rmtree(work, ignore_errors=True)

@@ -206,7 +206,7 @@ class WireProxy:
         if ESC_BYTES not in reply:
             return reply
         _, rid, to, _ = struct.unpack_from("<iiii", reply)
-        flags, body = msg_body(reply)
+        _, body = msg_body(reply)
         if body is None:
             return reply
         self.unescaped_replies += 1

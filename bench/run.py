@@ -923,6 +923,10 @@ def main() -> int:
     ap.add_argument("--hostile", action="store_true",
                     help="instead: peak RSS with one hostile document among N=1,000, over FerretDB "
                     "(bench/hostile.py; --code or --rev picks the trinogen measured)")
+    ap.add_argument("--watch", action="store_true",
+                    help="instead: `trinogen watch`'s write-to-push latency of one changed document "
+                    "among 10,000 (or --sizes N), over FerretDB (bench/watch.py; --features, "
+                    "--code or --rev apply; bench/watch.py --help for the rest)")
     args = ap.parse_args()
     results = Path(args.results).resolve()
     results.mkdir(parents=True, exist_ok=True)
@@ -959,6 +963,14 @@ def main() -> int:
         import hostile
 
         return hostile.main(["--code", args.code] if args.code else [])
+    if args.watch:
+        import watch
+
+        size = [s for s in args.sizes.split(",") if s.strip()]
+        return watch.main([*(["--code", args.code] if args.code else []),
+                           *(["--features", "--catalog"] if args.features else []),
+                           "--documents", size[-1] if "--sizes" in sys.argv else "10000",
+                           "--results", str(results)])
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip() and int(s.replace("_", ""))]
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     bad = [p for p in phases if p not in PHASES]

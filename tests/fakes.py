@@ -9,7 +9,7 @@ trinogen's own helper.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -59,8 +59,8 @@ class FakeSource:
         self.queries += 1
         return [RawDocument(k, v) for k, v in self.catalogs.items()]
 
-    def read_status(self) -> dict[str, dict[str, Any]]:
-        return {k: {"_id": k, **v} for k, v in self.status.items()}
+    def read_status(self, keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+        return {k: {"_id": k, **v} for k, v in self.status.items() if keys is None or k in keys}
 
     def write_status(self, records: Mapping[str, StatusRecord], removed: Iterable[str] = ()) -> int:
         for key in removed:
@@ -111,6 +111,9 @@ class FakeCache:
 
     def get(self, key: str) -> CacheEntry | None:
         return self.entries.get(key)
+
+    def owners(self) -> dict[str, CacheEntry]:
+        return {blob: e for e in self.entries.values() for blob in e.files.values()}
 
     def keep(self, key: str, entry: CacheEntry) -> None:
         self.used[key] = entry

@@ -130,3 +130,30 @@ def test_write_status_removes_the_rows_of_catalogs_no_longer_failing() -> None:
     assert set(source.status) == {CAT_B}
     assert write_status(source, Plan((), ()), (), dict, "c1", catalogs_judged=True) == 1
     assert source.status == {}
+
+
+class ReadSpy(FakeSource):
+    """FakeSource recording which status rows each read asked for (None: every row)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[set[str] | None] = []
+
+    def read_status(self, keys: Any = None) -> dict[str, dict[str, Any]]:
+        self.asked.append(None if keys is None else set(keys))
+        return super().read_status(keys)
+
+
+def test_a_run_that_did_not_judge_the_library_reads_only_the_rows_it_writes() -> None:
+    """A targeted run (a watch batch) reads the status rows of its own clusters, not the fleet's,
+    and still leaves an unchanged synced row alone; a run that judged the library reads every
+    row, as it may remove stale catalog rows (issue 22)."""
+    source = ReadSpy()
+    source.status = {"a": {"state": "synced", "renderHash": "h", "commit": "c0"},
+                     "b": {"state": "synced", "renderHash": "x", "commit": "c0"},
+                     CAT_A: {"documentId": 'catalog:"a"', "state": "failed"}}
+    plan = Plan((), (ClusterChange("a", "unchanged", "d"),))
+    assert write_status(source, plan, (), lambda: {"a": "h"}, "c1") == 0
+    assert source.asked == [{"a"}]
+    assert write_status(source, plan, (), lambda: {"a": "h"}, "c1", catalogs_judged=True) == 1
+    assert source.asked[-1] is None and CAT_A not in source.status

@@ -485,6 +485,38 @@ def test_targeted_syncs_keep_the_other_clusters_cached(world: World) -> None:
     assert full.plan.empty
 
 
+class ReadSpy(WorkingCopy):
+    """The real working copy, recording every blob a run reads from git (heads or whole)."""
+
+    asked: set[str]
+
+    def heads(self, blobs: Any) -> dict[str, bytes]:
+        wanted = set(blobs)
+        self.asked |= wanted
+        return super().heads(wanted)
+
+    def blobs(self, blobs: Any) -> dict[str, bytes]:
+        wanted = set(blobs)
+        self.asked |= wanted
+        return super().blobs(wanted)
+
+
+def test_a_targeted_sync_reads_no_other_clusters_files(world: World) -> None:
+    """A targeted sync (each watch batch) learns the headers of the other clusters' files from
+    the render cache: it reads none of them from git, and still commits only its cluster (issue 22)."""
+    world.sync()
+    world.repo = spy = ReadSpy(world.settings.git, str(world.remote), world.tmp / "workdir")
+    spy.asked = set()
+    world.mongo.set("adhoc-dev", "clusterConfig.worker.replicas", 2)
+    report = world.sync(clusters=("adhoc-dev",))
+    assert [c.cluster_id for c in report.plan.by_action("update")] == ["adhoc-dev"]
+    listing = git("--git-dir", str(world.remote), "ls-tree", "-r", "main").splitlines()
+    others = {line.split()[2] for line in listing
+              if "analytics-prod" in line or "etl-batch" in line}
+    assert len(others) >= 4
+    assert not spy.asked & others
+
+
 def test_a_cache_hit_needs_the_files_in_the_repository(world: World) -> None:
     """A hand edit makes the cached entry useless: the cluster is rendered and restored."""
     world.sync()

@@ -117,6 +117,13 @@ class RenderCache:
     def get(self, key: str) -> Entry | None:
         return self.entries.get(key)
 
+    def owners(self) -> dict[str, Entry]:
+        """Blob id -> the loaded entry that rendered it. A blob's id fixes its content, so
+        its header names that entry's cluster and document: a targeted run (each `watch`
+        batch) learns every other cluster's headers from here instead of reading their files
+        from git (issue 22)."""
+        return {blob: e for e in self.entries.values() for blob in e.files.values()}
+
     def keep(self, key: str, entry: Entry) -> None:
         """Record an entry to be saved (hits and fresh renders of this run)."""
         self.used[key] = entry

@@ -292,12 +292,17 @@ class _Reader:
 
     def __call__(self, tree: Mapping[str, str]) -> Planner:
         layout = _layout(self.settings)
-        apps = Applications(tree, self.repo, layout)  # each Application file read once a run
+        # A fresh load each time: entries kept by an earlier attempt belong to its read.
+        self.cache = self.repo.render_cache(self.renderer.fingerprint)
+        # A targeted run (each watch batch) plans against the whole tree: the cache tells the
+        # headers of every other cluster's files, which it would otherwise read (issue 22).
+        owners = (self.cache.owners() if self.cache is not None and self.options.targeted
+                  else None)
+        # each Application file read once a run
+        apps = Applications(tree, self.repo, layout, owners)
         raws, scope = read_documents(self.source, self.options.targets, tree, self.repo, layout,
                                      apps)
         self.progress("read", len(raws), len(raws))
-        # A fresh load each time: entries kept by an earlier attempt belong to its read.
-        self.cache = self.repo.render_cache(self.renderer.fingerprint)
         held = Holdings(tree, self.repo, layout, apps)  # who keeps a contested name (model.claims)
         pending = None if self.settings.rollout is None else self.rollouts.prepare(
             self.settings, raws, tree, self.repo, self.options)
@@ -314,7 +319,7 @@ class _Reader:
             self.rollouts(desired)
         guards = _guards(self.settings, self.options, len(raws), self.source)
         return Planner(layout, desired, guards, self.repo, scope,
-                       ProjectPlanner(self.settings, self.renderer, apps, self.cache))
+                       ProjectPlanner(self.settings, self.renderer, apps, self.cache), owners)
 
     def save_cache(self) -> None:
         if self.cache is not None:  # a targeted or incomplete read keeps the others' entries

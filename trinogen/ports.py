@@ -8,7 +8,7 @@ small dict-backed fakes (`tests/fakes.py`). No I/O library is imported here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +46,8 @@ class DocumentSource(Protocol):
     def read_catalogs(self) -> list[RawDocument]:
         """Every document of the catalog library, in one query."""
 
-    def read_status(self) -> dict[str, dict[str, Any]]: ...
+    def read_status(self, keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+        """The status rows: every one, or only these keys."""
 
     def write_status(
         self, records: Mapping[str, StatusRecord], removed: Iterable[str] = ()
@@ -128,6 +129,10 @@ class RenderCacheStore(Protocol):
     used_apps: dict[str, tuple[Any, ...]]
 
     def get(self, key: str) -> CacheEntry | None: ...
+
+    def owners(self) -> dict[str, CacheEntry]:
+        """Blob id -> the loaded entry whose cluster rendered it (its header's cluster and
+        document)."""
 
     def keep(self, key: str, entry: CacheEntry) -> None: ...
 

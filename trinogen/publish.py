@@ -24,7 +24,7 @@ from trinogen.desired import Desired
 from trinogen.errors import GitUnavailable, Problem, SafetyRefusal
 from trinogen.model import Failed
 from trinogen.plan import CurrentFile, Guards, Layout, Plan, make_plan
-from trinogen.ports import PushOutcome, Repository
+from trinogen.ports import CacheEntry, PushOutcome, Repository
 from trinogen.render import HEAD_BYTES, FileHeader, parse_header
 
 log = logging.getLogger(__name__)
@@ -41,10 +41,13 @@ class Planner:
     targets: set[str] | None = None
     # Adds the tenants' AppProjects to the plan (trinogen.appprojects); None: no projects.
     projects: Callable[[Plan, Mapping[str, str], Mapping[str, CurrentFile]], Plan] | None = None
+    # Blob id -> the render-cache entry that rendered it (a targeted run: other clusters'
+    # headers are known without reading their files; issue 22). None: read them.
+    owners: Mapping[str, CacheEntry] | None = None
 
     def __call__(self, tree: Mapping[str, str]) -> Plan:
         d = self.desired
-        current = current_files(tree, d, self.repo)
+        current = current_files(tree, d, self.repo, self.owners)
         plan = make_plan(layout=self.layout, current=current,
                          desired=d.files, desired_docs=d.docs, failed=d.failed,
                          disabled=d.disabled, guards=self.guards, targets=self.targets,
@@ -55,11 +58,13 @@ class Planner:
 
 
 def current_files(
-    tree: Mapping[str, str], desired: Desired, repo: Repository
+    tree: Mapping[str, str], desired: Desired, repo: Repository,
+    owners: Mapping[str, CacheEntry] | None = None,
 ) -> dict[str, CurrentFile]:
-    """The repository's files with their headers; only files unlike any desired one are read.
-    A file is made once per blob and the tree's paths only look it up (issue 22)."""
-    known: dict[str, CurrentFile] = {}
+    """The repository's files with their headers; only files unlike any desired one, and
+    unlike any the render cache recorded (`owners`), are read. A file is made once per blob
+    and the tree's paths only look it up (issue 22)."""
+    known = {blob: CurrentFile(blob, header) for blob, header in _owned(tree, owners).items()}
     for cid, files in desired.files.items():
         hit = FileHeader(cid, desired.docs[cid])
         for file in files.values():
@@ -73,6 +78,24 @@ def current_files(
     heads = repo.heads(unknown)
     known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
     return {path: known[blob] for path, blob in tree.items()}
+
+
+def _owned(tree: Mapping[str, str], owners: Mapping[str, CacheEntry] | None
+           ) -> dict[str, FileHeader | None]:
+    """The headers of the tree's blobs that a render-cache entry rendered: the blob's id
+    fixes its content, so its header names the entry's cluster and document."""
+    made: dict[str, FileHeader | None] = {}
+    if not owners:
+        return made
+    headers: dict[int, FileHeader] = {}  # one per entry, shared by its files
+    for blob in tree.values():
+        entry = owners.get(blob)
+        if entry is not None:
+            header = headers.get(id(entry))
+            if header is None:
+                header = headers[id(entry)] = FileHeader(entry.cluster_id, entry.doc_id)
+            made[blob] = header
+    return made
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from trinogen import bsonread
 from trinogen.bsonread import doc_key
-from trinogen.embedded import Collection, SeedCollection
+from trinogen.embedded import Collection as Readable
+from trinogen.embedded import SeedCollection
 from trinogen.errors import ConfigError, SourceUnavailable
 from trinogen.model import METADATA_FIELDS, RawDocument, claimed_cluster_id
 from trinogen.redact import redact_text, redact_url
@@ -111,14 +112,14 @@ class Source:
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
-    def _read(self, coll: Collection, query: Mapping[str, Any],
+    def _read(self, coll: Readable, query: Mapping[str, Any],
               projection: Mapping[str, Any] | None, options: Any) -> list[RawDocument]:
         cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
         reads = [bsonread.read(d, self.settings.max_document_bytes, options) for d in cursor]
         identities = self._identities(reads, coll)
         return [self._document(r, identities) for r in reads]
 
-    def _identities(self, reads: list[bsonread.Read], coll: Collection
+    def _identities(self, reads: list[bsonread.Read], coll: Readable
                     ) -> dict[str, Mapping[str, Any]]:
         """clusterId and enabled of the documents read as too large (one more small query)."""
         ids = [r.id for r in reads if r.body is None and r.identified]
@@ -148,13 +149,15 @@ class Source:
 
     # --- status records (a separate collection: writes never wake a change-stream watcher) ----
 
-    def read_status(self) -> dict[str, dict[str, Any]]:
+    def read_status(self, keys: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Every status row, or only these keys' (a watch batch reads its own; issue 22)."""
         if self.ephemeral:  # nothing is written there (write_status)
             return {}
         from pymongo.errors import PyMongoError
 
+        query = {} if keys is None else {"_id": {"$in": sorted(keys)}}
         try:
-            return {d["_id"]: d for d in self.status.find({})}
+            return {d["_id"]: d for d in self.status.find(query)} if keys is None or keys else {}
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 

@@ -116,7 +116,11 @@ def write_status(
         return 0  # nobody could read them back: do not even hash every cluster's files
     now = datetime.now(UTC).replace(microsecond=0)
     failed = list(failed)
-    previous = source.read_status()
+    # Only the rows this run writes, unless catalog rows may go stale (then all): a watch
+    # batch of one document reads one row, not the fleet's (issue 22).
+    keys = None if catalogs_judged else ({c.cluster_id for c in plan.clusters}
+                                         | {_key(f) for f in failed})
+    previous = source.read_status(keys)
     rows = status_rows(plan.clusters, failed, render_hashes(), previous, commit, now, stopped)
     removed = stale_catalog_rows(previous, failed, judged=catalogs_judged)
     return int(source.write_status(rows, removed))

@@ -16,7 +16,7 @@ from bench import gen_docs
 from tests import kitchen_sink
 from tests.fakes import FakeCache, FakeReader, FakeRepo, FakeSource
 from trinogen import pipeline
-from trinogen.pool import MAX_AUTO_WORKERS, ForkPool, worker_count
+from trinogen.pool import MAX_AUTO_WORKERS, ForkPool, quota_cpus, usable_cpus, worker_count
 from trinogen.settings import Settings, load_settings
 from trinogen.source import doc_key
 
@@ -157,17 +157,21 @@ def test_a_crashed_worker_loses_no_cluster(tmp_path: Path, monkeypatch: pytest.M
 
 
 class Recording:
-    """A FanOut that records what it was asked and declines (the caller then works itself)."""
+    """A FanOut that records how much it was offered and declines (the caller works itself)."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
 
+    def wants(self, count: int) -> bool:
+        self.sizes.append(count)
+        return False
+
     def __call__(self, work: Any, items: Sequence[Any]) -> None:
-        self.sizes.append(len(items))
+        raise AssertionError("a declined fan-out is never called")
 
 
 @pytest.mark.parametrize(("workers", "items", "min_items"),
-                         [(1, 1000, 0), (2, 399, 400), (2, 1, 0), (2, 0, 0)])
+                         [(1, 1000, 0), (2, 199, 200), (2, 1, 0), (2, 0, 0)])
 def test_small_or_single_core_runs_stay_serial(workers: int, items: int, min_items: int) -> None:
     """Below the threshold, with one worker or fewer than two items, no process is forked."""
     assert ForkPool(workers, min_items)(_ids, list(range(items))) is None  # else: the results
@@ -193,3 +197,20 @@ def test_a_noop_sync_offers_only_what_the_cache_cannot_serve(tmp_path: Path,
     first = run(settings, src, reader, repo)["report"]["clusters"]
     run(settings, src, reader, repo)
     assert recording.sizes == [FLEET, len(first["failed"]) + len(first["disabled"])]
+    assert all(s > 0 for s in recording.sizes)  # nothing to do: not even asked
+
+
+@pytest.mark.parametrize(("text", "cpus"), [
+    ("max 100000\n", None), ("100000 100000\n", 1), ("150000 100000\n", 2),
+    ("50000 100000\n", 1), ("400000 100000", 4), ("", None), ("x y", None), ("1 0", None)])
+def test_a_container_cpu_limit_counts(text: str, cpus: int | None) -> None:
+    """cgroup v2 cpu.max: a quota over a period grants that many CPUs, rounded up; max: none."""
+    assert quota_cpus(text) == cpus
+
+
+def test_usable_cpus_never_exceeds_the_limit(tmp_path: Path) -> None:
+    """A CPU limit of one caps the usable CPUs at one, whatever the machine has."""
+    limit = tmp_path / "cpu.max"
+    limit.write_text("100000 100000\n")
+    assert usable_cpus(str(limit)) == 1
+    assert usable_cpus(str(tmp_path / "absent")) >= 1

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from trinogen import model
 from trinogen.errors import Problem
-from trinogen.model import Cluster, Failed, Outcome, RawDocument
+from trinogen.model import Cluster, Failed, Outcome, RawDocument, settled
 from trinogen.model.library import Library
 from trinogen.plan import DesiredFile
 from trinogen.ports import FanOut
@@ -59,7 +59,12 @@ class Ahead:
 
         Secret-free: the cluster uses no Vault value, or this run reads none (`secrets.check`
         off, not inline: `read_secrets` returns nothing, so every cluster renders without)."""
-        if fan_out is None or not raws:
+        if fan_out is None or not fan_out.wants(len(raws)):
+            return cls()
+        # Disabled and refused documents are settled here without validation: only the others
+        # count (a no-op sync's misses are mostly disabled documents: it never forks).
+        raws = [raw for raw in raws if settled(raw) is None]
+        if not raws or not fan_out.wants(len(raws)):
             return cls()
         reads_vault = settings.secrets.check or inline
 
@@ -72,11 +77,13 @@ class Ahead:
                             if free and isinstance(outcome, Cluster) else None))
             return out
 
-        results = fan_out(work, raws)
-        if results is None:
-            return cls()
+        # The first document here, before the fork: the validator and the templates it uses
+        # are then loaded once, in this process, and every worker inherits them.
+        head = work(raws[:1])
+        rest = fan_out(work, raws[1:])
+        done = raws if rest is not None else raws[:1]  # else the caller does the rest itself
         ahead = cls()
-        for raw, (outcome, rendered) in zip(raws, results, strict=True):
+        for raw, (outcome, rendered) in zip(done, head + (rest or []), strict=True):
             ahead.outcomes[id(raw)] = outcome
             if rendered is not None and isinstance(outcome, Cluster):
                 ahead.rendered[id(outcome)] = (outcome, rendered)

@@ -15,6 +15,7 @@ answered with None: the caller then does the work itself, serially, and loses no
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -31,10 +32,28 @@ CHUNK = 250  # items per task: few enough round trips, small enough to keep both
 _job: tuple[Callable[[Sequence[Any]], list[Any]], Sequence[Any]] | None = None
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the platform tells)."""
+CPU_MAX = "/sys/fs/cgroup/cpu.max"  # cgroup v2: "<quota> <period>" or "max <period>"
+
+
+def usable_cpus(cpu_max: str = CPU_MAX) -> int:
+    """The CPUs this process may use: its affinity, and in a container its CPU limit (a pod
+    limited to one CPU on a large node gets one, not one per node CPU)."""
     affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    cpus = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    try:
+        with open(cpu_max, encoding="ascii") as f:
+            limit = quota_cpus(f.read())
+    except OSError:
+        limit = None
+    return min(cpus, limit) if limit is not None else cpus
+
+
+def quota_cpus(text: str) -> int | None:
+    """CPUs a cgroup v2 `cpu.max` grants, rounded up (None: no limit or unreadable)."""
+    parts = text.split()
+    if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit() or parts[1] == "0":
+        return None
+    return max(1, -(-int(parts[0]) // int(parts[1])))
 
 
 def worker_count(setting: int, cpus: int) -> int:
@@ -57,9 +76,12 @@ class ForkPool:
     min_items: int
     chunk: int = CHUNK
 
+    def wants(self, count: int) -> bool:
+        return self.workers >= 2 and count >= max(self.min_items, 2)
+
     def __call__(self, work: Callable[[Sequence[Any]], list[Any]],
                  items: Sequence[Any]) -> list[Any] | None:
-        if self.workers < 2 or len(items) < max(self.min_items, 2):
+        if not self.wants(len(items)):
             return None  # before any import: a small sync pays nothing for the pool
         import multiprocessing
 
@@ -67,6 +89,9 @@ class ForkPool:
             return None  # not on this platform: serial
         global _job
         _job = (work, items)
+        # What the workers inherit is never collected there: a collection in a child would
+        # walk (and so copy, page by page) the whole inherited heap.
+        gc.freeze()
         try:
             return self._fan_out(len(items))
         except Exception as e:  # noqa: BLE001 - any failure of the pool: the caller works serially
@@ -74,6 +99,7 @@ class ForkPool:
             log.warning("parallel render failed (%s); rendering serially", type(e).__name__)
             return None
         finally:
+            gc.unfreeze()
             _job = None
 
     def _fan_out(self, total: int) -> list[Any]:

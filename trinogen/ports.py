@@ -225,5 +225,8 @@ class FanOut(Protocol):
     Neither `work` nor `items` is pickled (the workers are forked with them); only results are.
     """
 
+    def wants(self, count: int) -> bool:
+        """Whether `count` items are worth fanning out (False: the caller works serially)."""
+
     def __call__(self, work: Callable[[Sequence[Any]], list[Any]],
                  items: Sequence[Any]) -> list[Any] | None: ...

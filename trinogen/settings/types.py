@@ -131,7 +131,7 @@ class SyncSettings:
     # processes (0: one per CPU this process may use, at most 4; 1: never). Below
     # parallel_min_clusters documents to render, forking costs more than it saves: serial.
     workers: int = 0
-    parallel_min_clusters: int = 400
+    parallel_min_clusters: int = 200
 
 
 @dataclass(frozen=True)

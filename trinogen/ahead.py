@@ -55,33 +55,16 @@ class Ahead:
     def of(cls, fan_out: FanOut | None, raws: Sequence[RawDocument], settings: Settings,
            library: Library, renderer: Renderer, *, inline: bool) -> Ahead:
         """Classify `raws` and render their secret-free clusters through `fan_out`, if it
-        takes the work (else nothing is done here and every step stays with the caller).
-
-        Secret-free: the cluster uses no Vault value, or this run reads none (`secrets.check`
-        off, not inline: `read_secrets` returns nothing, so every cluster renders without)."""
-        if fan_out is None or not fan_out.wants(len(raws)):
+        takes the work (else nothing is done here and every step stays with the caller)."""
+        todo = _worth(fan_out, raws)
+        if fan_out is None or not todo:
             return cls()
-        # Disabled and refused documents are settled here without validation: only the others
-        # count (a no-op sync's misses are mostly disabled documents: it never forks).
-        raws = [raw for raw in raws if settled(raw) is None]
-        if not raws or not fan_out.wants(len(raws)):
-            return cls()
-        reads_vault = settings.secrets.check or inline
-
-        def work(chunk: Sequence[RawDocument]) -> list[tuple[Outcome, Rendered | None]]:
-            out: list[tuple[Outcome, Rendered | None]] = []
-            for raw in chunk:
-                outcome = model.classify(raw, settings, library)
-                free = isinstance(outcome, Cluster) and not (reads_vault and outcome.vault_uses)
-                out.append((outcome, render_files(outcome, {}, renderer, inline)
-                            if free and isinstance(outcome, Cluster) else None))
-            return out
-
+        work = _work(settings, library, renderer, inline=inline)
         # The first document here, before the fork: the validator and the templates it uses
         # are then loaded once, in this process, and every worker inherits them.
-        head = work(raws[:1])
-        rest = fan_out(work, raws[1:])
-        done = raws if rest is not None else raws[:1]  # else the caller does the rest itself
+        head = work(todo[:1])
+        rest = fan_out(work, todo[1:])
+        done = todo if rest is not None else todo[:1]  # else the caller does the rest itself
         ahead = cls()
         for raw, (outcome, rendered) in zip(done, head + (rest or []), strict=True):
             ahead.outcomes[id(raw)] = outcome
@@ -104,3 +87,33 @@ class Ahead:
         """The cluster's render from a worker: only for this very cluster value."""
         found = self.rendered.get(id(cluster))
         return found[1] if found is not None and found[0] is cluster else None
+
+
+def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocument]:
+    """The documents to fan out: none unless enough of them need validating. Disabled and
+    refused documents are settled without validation and do not count (a no-op sync's misses
+    are mostly disabled documents: it never forks)."""
+    if fan_out is None or not fan_out.wants(len(raws)):
+        return []
+    todo = [raw for raw in raws if settled(raw) is None]
+    return todo if todo and fan_out.wants(len(todo)) else []
+
+
+def _work(settings: Settings, library: Library, renderer: Renderer, *,
+          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Outcome, Rendered | None]]]:
+    """What a worker does with its documents: classify each on its own and render each
+    secret-free cluster. Secret-free: it uses no Vault value, or this run reads none
+    (`secrets.check` off and not inline: `read_secrets` returns nothing, so every cluster
+    renders without one, in a worker as in the caller)."""
+    reads_vault = settings.secrets.check or inline
+
+    def work(chunk: Sequence[RawDocument]) -> list[tuple[Outcome, Rendered | None]]:
+        out: list[tuple[Outcome, Rendered | None]] = []
+        for raw in chunk:
+            outcome = model.classify(raw, settings, library)
+            free = isinstance(outcome, Cluster) and not (reads_vault and outcome.vault_uses)
+            out.append((outcome, render_files(outcome, {}, renderer, inline)
+                        if free and isinstance(outcome, Cluster) else None))
+        return out
+
+    return work

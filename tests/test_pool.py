@@ -16,6 +16,7 @@ from bench import gen_docs
 from tests import kitchen_sink
 from tests.fakes import FakeCache, FakeReader, FakeRepo, FakeSource
 from trinogen import pipeline
+from trinogen.errors import ConfigError
 from trinogen.pool import MAX_AUTO_WORKERS, ForkPool, quota_cpus, usable_cpus, worker_count
 from trinogen.settings import Settings, load_settings
 from trinogen.source import doc_key
@@ -214,3 +215,18 @@ def test_usable_cpus_never_exceeds_the_limit(tmp_path: Path) -> None:
     limit.write_text("100000 100000\n")
     assert usable_cpus(str(limit)) == 1
     assert usable_cpus(str(tmp_path / "absent")) >= 1
+
+
+def test_the_environment_sets_the_workers() -> None:
+    """TRINOGEN_SYNC_WORKERS and TRINOGEN_SYNC_PARALLEL_MIN_CLUSTERS override the defaults."""
+    assert (load_settings(None, environ={}).sync.workers,
+            load_settings(None, environ={}).sync.parallel_min_clusters) == (0, 200)
+    got = load_settings(None, environ={"TRINOGEN_SYNC_WORKERS": "1",
+                                       "TRINOGEN_SYNC_PARALLEL_MIN_CLUSTERS": "50"}).sync
+    assert (got.workers, got.parallel_min_clusters) == (1, 50)
+
+
+def test_negative_workers_are_refused() -> None:
+    """A negative worker count is a settings error naming the setting."""
+    with pytest.raises(ConfigError, match="sync.workers"):
+        load_settings(None, environ={"TRINOGEN_SYNC_WORKERS": "-1"})

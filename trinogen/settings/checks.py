@@ -88,6 +88,8 @@ def _check_limits(s: Settings) -> None:
         (0 <= s.sync.max_prune_share <= 1, "sync.max_prune_share must be between 0 and 1"),
         (0 <= s.sync.max_fleet_change_share <= 1 and s.sync.max_fleet_change_count >= 0,
          "sync.max_fleet_change_share must be between 0 and 1, max_fleet_change_count >= 0"),
+        (s.sync.workers >= 0 and s.sync.parallel_min_clusters >= 0,
+         "sync.workers and sync.parallel_min_clusters must be >= 0"),
         (1 <= s.validation.max_problems <= 10_000,
          "validation.max_problems must be between 1 and 10000"),
         (1024 <= s.mongodb.max_document_bytes <= 16 * 1024 * 1024,

@@ -127,6 +127,11 @@ class SyncSettings:
     # chart change reaching the whole fleet in one commit).
     max_fleet_change_count: int = 20
     max_fleet_change_share: float = 0.5
+    # Issue 22: classify, render and self-check of a large sync run in this many forked worker
+    # processes (0: one per CPU this process may use, at most 4; 1: never). Below
+    # parallel_min_clusters documents to render, forking costs more than it saves: serial.
+    workers: int = 0
+    parallel_min_clusters: int = 200
 
 
 @dataclass(frozen=True)

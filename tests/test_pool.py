@@ -4,8 +4,10 @@ give what the serial path gives, byte for byte, and fall back to it when a worke
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -111,34 +113,95 @@ def _ids(chunk: Sequence[int]) -> list[int]:
     return [i * 2 for i in chunk]
 
 
+PARENT = os.getpid()  # the test process: a forked worker has another pid
+
+
 def _crash(chunk: Sequence[int]) -> list[int]:
-    if 40 in chunk:
-        os._exit(3)  # a worker dies without a word, as under the OOM killer
-    return list(chunk)
+    os._exit(3)  # a worker dies without a word, as under the OOM killer
+
+
+def _raises(chunk: Sequence[int]) -> list[int]:
+    raise RuntimeError("a bug seen only in a worker")
+
+
+def _hangs(chunk: Sequence[int]) -> list[int]:
+    time.sleep(3600)
+    return []
 
 
 def _unpicklable(chunk: Sequence[int]) -> list[Any]:
     return [lambda i=i: i for i in chunk]  # a result that cannot travel back
 
 
+def _short(chunk: Sequence[int]) -> list[int]:
+    return [chunk[0] * 2]  # one result for a chunk of ten
+
+
+def _worker_meets(fate: Any, marker: Path, chunk: Sequence[int]) -> list[int]:
+    """The worker meets `fate` on the first chunk (the lowest: a worker starts from the
+    front); the calling process, which starts from the back, waits until it has."""
+    if os.getpid() != PARENT and 0 in chunk:
+        marker.touch()
+        return fate(chunk)  # type: ignore[no-any-return]
+    deadline = time.monotonic() + 30
+    while os.getpid() == PARENT and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [i * 2 for i in chunk]
+
+
 def test_results_come_back_in_the_order_of_the_items() -> None:
     """Chunks computed on two workers come back as one list in the items' order."""
     assert ForkPool(2, 0, chunk=7)(_ids, list(range(100))) == [i * 2 for i in range(100)]
+    assert ForkPool(3, 0, chunk=3)(_ids, list(range(100))) == [i * 2 for i in range(100)]
 
 
-@pytest.mark.parametrize("work", [_crash, _unpicklable])
-def test_a_lost_worker_falls_back_with_one_log_line(work: Any, caplog: pytest.LogCaptureFixture) -> None:
-    """A worker that dies or a result that does not pickle gives None (the caller works
-    serially) and one warning, never an exception."""
+@pytest.mark.parametrize("work", [_crash, _raises, _hangs, _unpicklable, _short])
+def test_a_lost_worker_loses_no_item(work: Any, tmp_path: Path,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """A worker that dies, raises, hangs past the timeout, sends what does not pickle or a
+    partial chunk: the chunks it did not deliver are computed in the calling process (every
+    result, in order), with one warning, and no worker is left running."""
+    started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="trinogen.pool"):
-        assert ForkPool(2, 0, chunk=10)(work, list(range(100))) is None
-    assert [r.getMessage() for r in caplog.records if r.name == "trinogen.pool"] == [
-        caplog.records[-1].getMessage()]
+        got = ForkPool(2, 0, chunk=10, timeout=1.0)(
+            functools.partial(_worker_meets, work, tmp_path / "met"), list(range(1000)))
+    assert got == [i * 2 for i in range(1000)]
+    assert time.monotonic() - started < 30  # the hung worker was killed, not waited for
+    lines = [r.getMessage() for r in caplog.records if r.name == "trinogen.pool"]
+    assert len(lines) == 1 and lines[0].startswith("1 of 1 workers lost")
+    assert not _children()
+
+
+def _children() -> list[str]:
+    """The live (not zombie) child processes of this one, from /proc."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if entry.name.isdigit() and int(fields[1]) == os.getpid() and fields[0] != "Z":
+            out.append(entry.name)
+    return out
+
+
+def test_a_failing_caller_leaves_no_worker(caplog: pytest.LogCaptureFixture) -> None:
+    """When the work fails in the calling process too (a bug, not a worker's loss), the pool
+    answers None (the caller then works serially and meets the bug itself), with every
+    worker stopped."""
+    def broken(chunk: Sequence[int]) -> list[int]:
+        raise RuntimeError("a bug everywhere")
+
+    with caplog.at_level(logging.WARNING, logger="trinogen.pool"):
+        assert ForkPool(2, 0, chunk=10)(broken, list(range(100))) is None
     assert "rendering serially" in caplog.records[-1].getMessage()
+    assert not _children()
 
 
 def test_a_crashed_worker_loses_no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When every worker dies, the sync renders serially and writes what the serial path writes."""
+    """When every worker dies, the sync's own process renders their share and writes what the
+    serial path writes."""
     from trinogen import ahead
 
     real = ahead.model.classify

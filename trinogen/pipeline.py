@@ -373,7 +373,8 @@ def _bytecode_dir(repo: Repository) -> Path | None:
 
 
 def _fan_out(settings: Settings) -> ForkPool:
-    return from_settings(settings.sync.workers, settings.sync.parallel_min_clusters)
+    s = settings.sync
+    return from_settings(s.workers, s.parallel_min_clusters, s.worker_timeout_seconds)
 
 
 def _layout(settings: Settings) -> Layout:

@@ -90,6 +90,8 @@ def _check_limits(s: Settings) -> None:
          "sync.max_fleet_change_share must be between 0 and 1, max_fleet_change_count >= 0"),
         (s.sync.workers >= 0 and s.sync.parallel_min_clusters >= 0,
          "sync.workers and sync.parallel_min_clusters must be >= 0"),
+        (0 < s.sync.worker_timeout_seconds <= 3600,
+         "sync.worker_timeout_seconds must be above 0 and at most 3600"),
         (1 <= s.validation.max_problems <= 10_000,
          "validation.max_problems must be between 1 and 10000"),
         (1024 <= s.mongodb.max_document_bytes <= 16 * 1024 * 1024,

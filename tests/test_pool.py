@@ -293,3 +293,23 @@ def test_negative_workers_are_refused() -> None:
     """A negative worker count is a settings error naming the setting."""
     with pytest.raises(ConfigError, match="sync.workers"):
         load_settings(None, environ={"TRINOGEN_SYNC_WORKERS": "-1"})
+
+
+def test_watch_never_forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`watch`'s syncer renders a fleet the pool would take in its own process (a threaded
+    process is never forked) and writes what a serial sync writes."""
+    from trinogen.watch.syncing import pipeline_syncer
+
+    forks: list[int] = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    settings = fleet_settings(tmp_path / "w", 2)
+    src, reader = fleet()
+    repo = FakeRepo(cache=FakeCache())
+    outcome = pipeline_syncer(settings, src, repo, lambda: reader)((), lambda: None)
+    assert forks == [] and outcome.pushed
+    src, reader = fleet()
+    assert repo.files == run(fleet_settings(tmp_path / "s", 1), src, reader,
+                             FakeRepo(cache=FakeCache()))["files"]
+    run(settings, *fleet(), FakeRepo(cache=FakeCache()))  # the same settings outside watch fork
+    assert forks

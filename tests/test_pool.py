@@ -7,6 +7,7 @@ import base64
 import functools
 import logging
 import os
+import pickle
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -91,12 +92,14 @@ def test_pooled_sync_equals_the_serial_one(tmp_path: Path, check: bool,
                                            caplog: pytest.LogCaptureFixture) -> None:
     """With two workers, every run's files, report (warnings and failures in order), commits,
     status records and render-cache contents are those of the serial path, whether Vault is
-    read (clusters using a secret render in the parent) or not (every cluster in a worker)."""
+    read (clusters using a secret render in workers forked after the read) or not."""
     serial = history(tmp_path / "serial", 1, check)
     with caplog.at_level(logging.DEBUG, logger="trinogen.pool"):
         pooled = history(tmp_path / "pooled", 2, check)
     pool_lines = [r.getMessage() for r in caplog.records if r.name == "trinogen.pool"]
     assert pool_lines and all(line.startswith("fanned out") for line in pool_lines)  # no fallback
+    # Vault read: clusters using a secret go to a second fan-out after it; else one per run.
+    assert len(pool_lines) > len(serial) if check else len(pool_lines) <= len(serial)
     first = serial[0]["report"]
     failed = first["clusters"]["failed"]
     assert first["stats"]["clustersRendered"] > 40 and first["warnings"]  # the fleet is mixed
@@ -259,8 +262,10 @@ def test_a_noop_sync_offers_only_what_the_cache_cannot_serve(tmp_path: Path,
     src, reader = fleet()
     repo = FakeRepo(cache=FakeCache())
     first = run(settings, src, reader, repo)["report"]["clusters"]
+    offered = len(recording.sizes)  # the documents, then the clusters using a secret
     run(settings, src, reader, repo)
-    assert recording.sizes == [FLEET, len(first["failed"]) + len(first["disabled"])]
+    assert recording.sizes[0] == FLEET
+    assert recording.sizes[offered:] == [len(first["failed"]) + len(first["disabled"])]
     assert all(s > 0 for s in recording.sizes)  # nothing to do: not even asked
 
 
@@ -313,3 +318,37 @@ def test_watch_never_forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
                              FakeRepo(cache=FakeCache()))["files"]
     run(settings, *fleet(), FakeRepo(cache=FakeCache()))  # the same settings outside watch fork
     assert forks
+
+
+class Crossing:
+    """A FanOut that does the work in this process and keeps what a forked worker would
+    send back (pickled), to look for secret values in it."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def wants(self, count: int) -> bool:
+        return True
+
+    def __call__(self, work: Any, items: Sequence[Any]) -> list[Any]:
+        results = work(items)
+        self.sent.append(pickle.dumps(results))
+        return results  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_no_secret_value_comes_back_from_a_worker(tmp_path: Path, inline: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What workers send back holds no value read from Vault, whether the files git gets
+    reference the secrets or (inline) hold them: those are rendered in the sync's process."""
+    crossing = Crossing()
+    monkeypatch.setattr(pipeline, "_fan_out", lambda settings: crossing)
+    src, reader = fleet()
+    out = tmp_path / "out"
+    pipeline.render(fleet_settings(tmp_path, 2), src, out, reader_factory=lambda: reader,
+                    inline=inline)
+    values = {v.encode() for keys in reader.secrets.values() for v in keys.values()}
+    assert len(crossing.sent) == (1 if inline else 2)  # after the Vault read too, unless inline
+    assert not [v for blob in crossing.sent for v in values if v in blob]
+    written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert any(v in written for v in values) == inline  # the values exist where they belong

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from trinogen import model
 from trinogen.errors import Problem
@@ -72,6 +73,25 @@ class Ahead:
                 ahead.rendered[id(outcome)] = (outcome, rendered)
         return ahead
 
+    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Cluster],
+                     resolved: Resolved, renderer: Renderer, *, ready: Callable[[Cluster], bool],
+                     inline: bool) -> None:
+        """Render through `fan_out`, after the Vault read, the clusters nobody rendered yet
+        whose secrets are all `ready` (the caller reports the others' secret problems itself).
+        Workers are forked now, so they inherit the values read; what travels back is files
+        as git will hold them, with no secret value in them, never in inline mode: there the
+        files hold the values, and they stay in this process (rendered by the caller)."""
+        todo = [] if inline or not resolved else self._unrendered(clusters, ready)
+        if fan_out is None or not todo or not fan_out.wants(len(todo)):
+            return
+        done = fan_out(partial(_render_each, resolved, renderer), todo)
+        for cluster, rendered in zip(todo, done or [], strict=done is not None):
+            self.rendered[id(cluster)] = (cluster, rendered)
+
+    def _unrendered(self, clusters: Sequence[Cluster],
+                    ready: Callable[[Cluster], bool]) -> list[Cluster]:
+        return [c for c in clusters if self.files(c) is None and ready(c)]
+
     def judge(self, classify: Judge) -> Judge:
         """`classify`, answered from the workers' outcome where there is one."""
         if not self.outcomes:
@@ -87,6 +107,11 @@ class Ahead:
         """The cluster's render from a worker: only for this very cluster value."""
         found = self.rendered.get(id(cluster))
         return found[1] if found is not None and found[0] is cluster else None
+
+
+def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster]) -> list[Rendered]:
+    """In a worker forked after the Vault read: each cluster's files, not inline."""
+    return [render_files(c, resolved, renderer, False) for c in chunk]
 
 
 def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocument]:

@@ -154,6 +154,8 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
+    ahead.with_secrets(ctx.fan_out, clusters, secrets.data, renderer, inline=inline,
+                       ready=lambda c: not secret_problems(c, secrets))
     render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress,
                ahead=ahead)
     desired.stopped.update(c.cluster_id for c in clusters

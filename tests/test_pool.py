@@ -294,6 +294,19 @@ def test_the_environment_sets_the_workers() -> None:
     assert (got.workers, got.parallel_min_clusters) == (1, 50)
 
 
+@pytest.mark.parametrize(("value", "accepted"), [("2.5", True), ("3600", True), ("0", False),
+                                                 ("-1", False), ("3601", False)])
+def test_the_worker_timeout_is_bounded(value: str, accepted: bool) -> None:
+    """sync.worker_timeout_seconds (default 60) is taken above 0 and up to an hour."""
+    assert load_settings(None, environ={}).sync.worker_timeout_seconds == 60
+    environ = {"TRINOGEN_SYNC_WORKER_TIMEOUT_SECONDS": value}
+    if accepted:
+        assert load_settings(None, environ=environ).sync.worker_timeout_seconds == float(value)
+    else:
+        with pytest.raises(ConfigError, match="sync.worker_timeout_seconds"):
+            load_settings(None, environ=environ)
+
+
 def test_negative_workers_are_refused() -> None:
     """A negative worker count is a settings error naming the setting."""
     with pytest.raises(ConfigError, match="sync.workers"):

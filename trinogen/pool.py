@@ -120,13 +120,17 @@ class _Run:
         self.lost = 0  # workers that died, failed or were killed before their last chunk
 
     def results(self) -> list[Any]:
+        own, waited = 0, 0.0
         try:
             self._fork(min(self.forked, len(self.bounds) - 1))
             self.seen = dict.fromkeys(self.children, time.monotonic())
             while (i := self._take(last=True)) is not None:  # this process's share
                 self.got[i] = self._chunk(i)
+                own += 1
                 self._collect(until_done=False)  # what arrived meanwhile: the pipes drained
+            waited = time.monotonic()
             self._collect(until_done=True)
+            waited = time.monotonic() - waited
         finally:
             self._end()
         missing = [i for i in range(len(self.bounds)) if i not in self.got]
@@ -135,8 +139,9 @@ class _Run:
                         self.lost, len(self.children), len(missing), len(self.bounds))
         for i in missing:
             self.got[i] = self._chunk(i)
-        log.debug("fanned out %d items in %d chunks over %d processes", len(self.items),
-                  len(self.bounds), len(self.children) + 1)
+        log.debug("fanned out %d items in %d chunks over %d processes (%d chunks here, then "
+                  "%.3f s waiting for the workers)", len(self.items), len(self.bounds),
+                  len(self.children) + 1, own, waited)
         return [r for i in range(len(self.bounds)) for r in self.got.pop(i)]
 
     def _chunk(self, i: int) -> list[Any]:

@@ -365,3 +365,15 @@ def test_no_secret_value_comes_back_from_a_worker(tmp_path: Path, inline: bool,
     assert not [v for blob in crossing.sent for v in values if v in blob]
     written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
     assert any(v in written for v in values) == inline  # the values exist where they belong
+
+
+def test_collections_resume_after_the_pool() -> None:
+    """The pool pauses the cyclic garbage collector only while it works: enabled before, it
+    is enabled after (and nothing stays frozen), even when the work fails."""
+    import gc
+
+    assert gc.isenabled()
+    assert ForkPool(2, 0, chunk=7)(_ids, list(range(100))) is not None
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert ForkPool(2, 0)(lambda chunk: 1 / 0, list(range(100))) is None
+    assert gc.isenabled() and gc.get_freeze_count() == 0

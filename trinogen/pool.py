@@ -90,7 +90,13 @@ class ForkPool:
         if not self.wants(len(items)) or not hasattr(os, "fork"):
             return None  # a small sync, or no fork on this platform: serial
         # What the workers inherit is never collected there: a collection in a child would
-        # walk (and so copy, page by page) the whole inherited heap.
+        # walk (and so copy, page by page) the whole inherited heap. And no collection at all
+        # while the work runs, here or there: classify and render make next to no cyclic
+        # garbage (peak memory unchanged at 10,000 documents, valid or all refused), while
+        # collecting cost 12-13% of their CPU time, most of it walking the results as they
+        # accumulate. The workers end with the call; here collections resume after it.
+        enabled = gc.isenabled()
+        gc.disable()
         gc.freeze()
         try:
             return _Run(work, items, self).results()
@@ -100,6 +106,8 @@ class ForkPool:
             return None
         finally:
             gc.unfreeze()
+            if enabled:
+                gc.enable()
 
 
 class _Run:

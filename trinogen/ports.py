@@ -220,8 +220,9 @@ class FanOut(Protocol):
     """Runs pure work over a sequence in chunks on other cores (`trinogen.pool`, issue 22).
 
     `work` maps a slice of `items` to one result per item; the answer is every result in
-    the order of `items`, or None when the work was not fanned out (too few items, one core,
-    a worker lost): the caller then does it itself, so the outcome never depends on which.
+    the order of `items` (what a lost worker did not deliver is computed by the caller's
+    process), or None when the work was not fanned out (too few items, one core, the pool
+    itself failed): the caller then does it itself, so the outcome never depends on which.
     Neither `work` nor `items` is pickled (the workers are forked with them); only results are.
     """
 

@@ -1,17 +1,19 @@
-"""Classify and render ahead, on other cores, what needs no secret (issue 22).
+"""Classify and render ahead, on several cores, what a large sync renders (issue 22).
 
 `build_desired` validates the documents the render cache cannot serve, reads Vault, then renders.
 For a large sync, `Ahead.of` first runs the pure part of that path over the same documents
 through a `ports.FanOut` (`trinogen.pool`): each document classified on its own, and each
-cluster that uses no Vault value rendered and self-checked. `build_desired` then takes the
-same path as ever, asking `Ahead` before doing a step itself, so its results, their order and
-the render cache's records are those of a serial run.
+cluster that uses no Vault value rendered and self-checked. After the Vault read,
+`Ahead.with_secrets` renders the clusters that use one the same way. `build_desired` then
+takes the same path as ever, asking `Ahead` before doing a step itself, so its results, their
+order and the render cache's records are those of a serial run.
 
-What spans documents (a clusterId claimed twice), the render cache's remembered failures, every
-Vault read and every cluster that uses a secret stay in the calling process: no secret value
-ever reaches a worker (they are forked before Vault is read).
+What spans documents (a clusterId claimed twice), the render cache's remembered failures and
+every Vault read stay in the calling process. The first workers are forked before Vault is
+read; the second ones after it, so they inherit the values in memory, and send back files as
+git will hold them (references, never values). In inline mode the files hold the values: those
+clusters are rendered in the calling process, and no value travels in a pipe.
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

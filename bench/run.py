@@ -346,7 +346,11 @@ class Bench:
                 sys.executable, "-m", "trinogen.cli"]
         r = self.run(f"instructions-{name}", 0, *self.before(name), prefix=wrap,
                      extra_env={"PYTHONMALLOC": "malloc"})  # malloc: valgrind sees every block
-        found = re.search(r"Collected : (\d+)", r["stderr"])
+        # The trinogen process's own count: forked workers (sync.workers, issue 22) print theirs
+        # too, each under its own pid; the process valgrind started speaks first.
+        pid = re.search(r"^==(\d+)==", r["stderr"], re.MULTILINE)
+        who = re.escape(f"=={pid.group(1)}==") if pid else r"==\d+=="
+        found = re.search(rf"^{who} Collected : (\d+)", r["stderr"], re.MULTILINE)
         if found is None:
             raise BenchError(f"N={self.n} {name}: no instruction count in valgrind's output "
                              f"(logs: {self.logs})")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from trinogen import model
+from trinogen.ahead import Ahead, Rendered, render_files
 from trinogen.cache import value_digest
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
@@ -37,9 +38,9 @@ from trinogen.model.library import NO_LIBRARY, Library, references
 from trinogen.model.secret_values import VALUE_CHECKS
 from trinogen.model.substitution import trino_substitution
 from trinogen.plan import DesiredFile
-from trinogen.ports import ReaderFactory, RenderCacheStore, SecretReader
+from trinogen.ports import FanOut, ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.redact import value_tagger
-from trinogen.render import LimitError, Renderer, RenderError, helm_escape, prop_key, prop_value
+from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.secrets import SecretData, SecretUse
 from trinogen.served import Judge, Pending, Served
 from trinogen.settings import Settings
@@ -118,6 +119,8 @@ class Context(NamedTuple):
     # The clusters a rollout holds this run (their cached entry answers: not rendered); None
     # without waves.
     pending: Pending | None = None
+    # Classify and render of a large sync on other cores (`trinogen.pool`); None: all here.
+    fan_out: FanOut | None = None
 
 
 def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
@@ -133,8 +136,10 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library), pending=ctx.pending)
-    classified = _classify(served.misses, settings, library, served.judge(
-        lambda raw: model.classify(raw, settings, library)), held)
+    # Before any Vault read: the workers fork without a secret and render none that uses one.
+    ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline)
+    classified = _classify(served.misses, settings, library, served.judge(ahead.judge(
+        lambda raw: model.classify(raw, settings, library))), held)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed],
@@ -150,7 +155,10 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
-    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress)
+    ahead.with_secrets(ctx.fan_out, clusters, secrets.data, renderer, inline=inline,
+                       ready=lambda c: not secret_problems(c, secrets))
+    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress,
+               ahead=ahead)
     desired.stopped.update(c.cluster_id for c in clusters
                            if c.stopped and c.cluster_id in desired.files)  # rendered fine
     served.record(_rendered(desired, clusters), secrets.versions)
@@ -331,36 +339,30 @@ def _secret_keys(c: Cluster) -> set[str]:
 
 def render_all(
     desired: Desired, clusters: list[Cluster], secrets: Secrets, renderer: Renderer, *,
-    inline: bool, progress: Progress,
+    inline: bool, progress: Progress, ahead: Ahead | None = None,
 ) -> None:
-    """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed."""
+    """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed.
+    A cluster `ahead` rendered on another core (it uses no secret) is taken from there."""
     total = len(clusters)
     for i, cluster in enumerate(clusters, 1):
         desired.warnings.extend(cluster.warnings)
-        failure = _render_one(desired, cluster, secrets, renderer, inline)
-        if failure is not None:
-            desired.failed.append(failure)
-        elif i % PROGRESS_EVERY == 0 or i == total:
+        done = ahead.files(cluster) if ahead is not None else None
+        rendered = _render_one(cluster, secrets, renderer, inline) if done is None else done
+        if isinstance(rendered, Failed):
+            desired.failed.append(rendered)
+            continue
+        desired.docs[cluster.cluster_id] = cluster.doc_id
+        desired.files[cluster.cluster_id] = rendered
+        if i % PROGRESS_EVERY == 0 or i == total:
             progress("render", i, total)
 
 
-def _render_one(
-    desired: Desired, cluster: Cluster, secrets: Secrets, renderer: Renderer, inline: bool
-) -> Failed | None:
-    cid = cluster.cluster_id
+def _render_one(cluster: Cluster, secrets: Secrets, renderer: Renderer, inline: bool) -> Rendered:
     problems = secret_problems(cluster, secrets)
     if problems:
-        return Failed(cluster.doc_id, cid, capped(problems, renderer.settings.validation
-                                                  .max_problems), "secrets")
-    try:
-        files = renderer.render_cluster(cluster, secrets.data, inline=inline)
-    except LimitError as e:  # Kubernetes would refuse an object: the document's fault
-        return Failed(cluster.doc_id, cid, e.problems, "render")
-    except RenderError as e:
-        return Failed(cluster.doc_id, cid, (Problem(cid, "", str(e)),), "render")
-    desired.docs[cid] = cluster.doc_id
-    desired.files[cid] = {p: DesiredFile.of(c) for p, c in files.items()}
-    return None
+        return Failed(cluster.doc_id, cluster.cluster_id, capped(
+            problems, renderer.settings.validation.max_problems), "secrets")
+    return render_files(cluster, secrets.data, renderer, inline)
 
 
 def masker(desired: Desired, *, inline: bool = False) -> Callable[[str], str]:

@@ -38,6 +38,7 @@ from trinogen.desired import (
 from trinogen.errors import ConfigError
 from trinogen.model import Classified, Cluster, Failed
 from trinogen.plan import Guards, Layout, Plan, unified_diff
+from trinogen.pool import ForkPool, from_settings
 from trinogen.ports import (
     ArgoView,
     ArgoViewFactory,
@@ -142,7 +143,7 @@ def render(
     require_known(wanted, raws)
     renderer = Renderer(require_repo_url(settings))
     desired = build_desired(Context(settings, renderer, reader_factory, inline=inline,
-                                    progress=progress,
+                                    progress=progress, fan_out=_fan_out(settings),
                                     library=read_library(source, raws, settings)), raws)
     if wanted:
         desired.files = {k: v for k, v in desired.files.items() if k in wanted}
@@ -310,7 +311,7 @@ class _Reader:
             self.settings, self.renderer, self.reader_factory, inline=self.options.inline,
             progress=self.progress, cache=self.cache, tree=tree,
             library=read_library(self.source, raws, self.settings, holdings=held),
-            held=held.clusters(raws), pending=pending), raws)
+            held=held.clusters(raws), pending=pending, fan_out=_fan_out(self.settings)), raws)
         if any(t.quotas.any for t in self.settings.tenants.values()):
             from trinogen.admission import Scope, enforce_quotas  # only when a quota exists
 
@@ -374,6 +375,11 @@ def _disabled(desired: Desired) -> list[str]:
 
 def _bytecode_dir(repo: Repository) -> Path | None:
     return repo.workdir / "trinogen-templates" if repo.workdir is not None else None
+
+
+def _fan_out(settings: Settings) -> ForkPool:
+    s = settings.sync
+    return from_settings(s.workers, s.parallel_min_clusters, s.worker_timeout_seconds)
 
 
 def _layout(settings: Settings) -> Layout:

@@ -8,7 +8,7 @@ small dict-backed fakes (`tests/fakes.py`). No I/O library is imported here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,3 +223,20 @@ class ArgoView(Protocol):
 
 # Built only when a command needs Argo CD's view (status, a rollout); a no-op sync never does.
 ArgoViewFactory = Callable[[], ArgoView]
+
+
+class FanOut(Protocol):
+    """Runs pure work over a sequence in chunks on other cores (`trinogen.pool`, issue 22).
+
+    `work` maps a slice of `items` to one result per item; the answer is every result in
+    the order of `items` (what a lost worker did not deliver is computed by the caller's
+    process), or None when the work was not fanned out (too few items, one core, the pool
+    itself failed): the caller then does it itself, so the outcome never depends on which.
+    Neither `work` nor `items` is pickled (the workers are forked with them); only results are.
+    """
+
+    def wants(self, count: int) -> bool:
+        """Whether `count` items are worth fanning out (False: the caller works serially)."""
+
+    def __call__(self, work: Callable[[Sequence[Any]], list[Any]],
+                 items: Sequence[Any]) -> list[Any] | None: ...

@@ -65,6 +65,16 @@ def current_files(
     unlike any the render cache recorded (`owners`), are read. A file is made once per blob
     and the tree's paths only look it up (issue 22)."""
     known = {blob: CurrentFile(blob, header) for blob, header in _owned(tree, owners).items()}
+    known.update(_desired_heads(desired))
+    unknown = {b for b in tree.values() if b not in known}
+    heads = repo.heads(unknown)
+    known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
+    return {path: known[blob] for path, blob in tree.items()}
+
+
+def _desired_heads(desired: Desired) -> dict[str, CurrentFile]:
+    """The desired files' blobs with their headers, known without reading git."""
+    known: dict[str, CurrentFile] = {}
     for cid, files in desired.files.items():
         hit = FileHeader(cid, desired.docs[cid])
         for file in files.values():
@@ -74,10 +84,7 @@ def current_files(
     for file in desired.extra.values():
         known[file.blob] = CurrentFile(file.blob, FileHeader(None, None) if file.content is None
                                        else parse_header(file.content[:HEAD_BYTES]))
-    unknown = {b for b in tree.values() if b not in known}
-    heads = repo.heads(unknown)
-    known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
-    return {path: known[blob] for path, blob in tree.items()}
+    return known
 
 
 def _owned(tree: Mapping[str, str], owners: Mapping[str, CacheEntry] | None

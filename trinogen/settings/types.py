@@ -127,6 +127,14 @@ class SyncSettings:
     # chart change reaching the whole fleet in one commit).
     max_fleet_change_count: int = 20
     max_fleet_change_share: float = 0.5
+    # Issue 22: classify, render and self-check of a large sync run in this many processes,
+    # the sync's own and workers - 1 forked ones (0: one per CPU this process may use, at most
+    # 4; 1: never fork). Below parallel_min_clusters documents to render, forking costs more
+    # than it saves: serial. A worker silent for worker_timeout_seconds on one chunk of
+    # clusters is killed and its chunk rendered by the sync's own process.
+    workers: int = 0
+    parallel_min_clusters: int = 200
+    worker_timeout_seconds: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,16 @@ class Syncer(Protocol):
 
 def pipeline_syncer(settings: Any, source: Any, repo: Any,
                     reader_factory: Callable[[], Any] | None) -> Syncer:
-    """The real syncer: `pipeline.sync` with one Renderer (templates compiled once)."""
+    """The real syncer: `pipeline.sync` with one Renderer (templates compiled once), always
+    in this process: `watch` never forks render workers (issue 22). Its threads (the change
+    stream, the health server, pymongo's monitors) may hold a lock at the moment of a fork that
+    a worker would then wait on forever; a spawned worker would have to be sent the settings,
+    the library and the documents. Its full resyncs are mostly cache hits (nothing to render);
+    only its first sync of a cold fleet renders everything, on one core."""
     from trinogen import pipeline
     from trinogen.render import Renderer
 
+    settings = serial(settings)
     renderer = Renderer(settings)
     argo = None
     if settings.rollout is not None:  # only a rollout reads Argo CD's view
@@ -64,6 +70,13 @@ def pipeline_syncer(settings: Any, source: Any, repo: Any,
                            settings.rollout.check_seconds if rolling else None)
 
     return sync
+
+
+def serial(settings: Any) -> Any:
+    """`settings` with `sync.workers: 1`: the pool never forks."""
+    from dataclasses import replace
+
+    return replace(settings, sync=replace(settings.sync, workers=1))
 
 
 def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,

@@ -1,0 +1,146 @@
+"""Classify and render ahead, on several cores, what a large sync renders (issue 22).
+
+`build_desired` validates the documents the render cache cannot serve, reads Vault, then renders.
+For a large sync, `Ahead.of` first runs the pure part of that path over the same documents
+through a `ports.FanOut` (`trinogen.pool`): each document classified on its own, and each
+cluster that uses no Vault value rendered and self-checked. After the Vault read,
+`Ahead.with_secrets` renders the clusters that use one the same way. `build_desired` then
+takes the same path as ever, asking `Ahead` before doing a step itself, so its results, their
+order and the render cache's records are those of a serial run.
+
+What spans documents (a clusterId claimed twice), the render cache's remembered failures and
+every Vault read stay in the calling process. The first workers are forked before Vault is
+read; the second ones after it, so they inherit the values in memory, and send back files as
+git will hold them (references, never values). In inline mode the files hold the values: those
+clusters are rendered in the calling process, and no value travels in a pipe.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from trinogen import model
+from trinogen.errors import Problem
+from trinogen.model import Cluster, Failed, Outcome, RawDocument, settled
+from trinogen.model.library import Library
+from trinogen.plan import DesiredFile
+from trinogen.ports import FanOut
+from trinogen.render import LimitError, Renderer, RenderError
+from trinogen.secrets import Resolved
+from trinogen.settings import Settings
+
+Rendered = Failed | dict[str, DesiredFile]  # a cluster's files, or why it has none
+Judge = Callable[[RawDocument], Outcome]
+
+
+def render_files(cluster: Cluster, resolved: Resolved, renderer: Renderer,
+                 inline: bool) -> Rendered:
+    """One cluster's files (self-checked by the renderer), or its render failure."""
+    cid = cluster.cluster_id
+    try:
+        files = renderer.render_cluster(cluster, resolved, inline=inline)
+    except LimitError as e:  # Kubernetes would refuse an object: the document's fault
+        return Failed(cluster.doc_id, cid, e.problems, "render")
+    except RenderError as e:
+        return Failed(cluster.doc_id, cid, (Problem(cid, "", str(e)),), "render")
+    return {p: DesiredFile.of(c) for p, c in files.items()}
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What the workers found, by document and by cluster (empty: nothing was fanned out)."""
+
+    outcomes: dict[int, Outcome] = field(default_factory=dict)  # id(raw) -> its own outcome
+    rendered: dict[int, tuple[Cluster, Rendered]] = field(default_factory=dict)  # by id(cluster)
+
+    @classmethod
+    def of(cls, fan_out: FanOut | None, raws: Sequence[RawDocument], settings: Settings,
+           library: Library, renderer: Renderer, *, inline: bool) -> Ahead:
+        """Classify `raws` and render their secret-free clusters through `fan_out`, if it
+        takes the work (else nothing is done here and every step stays with the caller)."""
+        todo = _worth(fan_out, raws)
+        if fan_out is None or not todo:
+            return cls()
+        work = _work(settings, library, renderer, inline=inline)
+        # The first document here, before the fork: the validator and the templates it uses
+        # are then loaded once, in this process, and every worker inherits them.
+        head = work(todo[:1])
+        rest = fan_out(work, todo[1:])
+        done = todo if rest is not None else todo[:1]  # else the caller does the rest itself
+        ahead = cls()
+        for raw, (outcome, rendered) in zip(done, head + (rest or []), strict=True):
+            ahead.outcomes[id(raw)] = outcome
+            if rendered is not None and isinstance(outcome, Cluster):
+                ahead.rendered[id(outcome)] = (outcome, rendered)
+        return ahead
+
+    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Cluster],
+                     resolved: Resolved, renderer: Renderer, *, ready: Callable[[Cluster], bool],
+                     inline: bool) -> None:
+        """Render through `fan_out`, after the Vault read, the clusters nobody rendered yet
+        whose secrets are all `ready` (the caller reports the others' secret problems itself).
+        Workers are forked now, so they inherit the values read; what travels back is files
+        as git will hold them, with no secret value in them, never in inline mode: there the
+        files hold the values, and they stay in this process (rendered by the caller)."""
+        todo = [] if inline or not resolved else self._unrendered(clusters, ready)
+        if fan_out is None or not todo or not fan_out.wants(len(todo)):
+            return
+        done = fan_out(partial(_render_each, resolved, renderer), todo)
+        for cluster, rendered in zip(todo, done or [], strict=done is not None):
+            self.rendered[id(cluster)] = (cluster, rendered)
+
+    def _unrendered(self, clusters: Sequence[Cluster],
+                    ready: Callable[[Cluster], bool]) -> list[Cluster]:
+        return [c for c in clusters if self.files(c) is None and ready(c)]
+
+    def judge(self, classify: Judge) -> Judge:
+        """`classify`, answered from the workers' outcome where there is one."""
+        if not self.outcomes:
+            return classify
+
+        def judged(raw: RawDocument) -> Outcome:
+            found = self.outcomes.get(id(raw))
+            return classify(raw) if found is None else found
+
+        return judged
+
+    def files(self, cluster: Cluster) -> Rendered | None:
+        """The cluster's render from a worker: only for this very cluster value."""
+        found = self.rendered.get(id(cluster))
+        return found[1] if found is not None and found[0] is cluster else None
+
+
+def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster]) -> list[Rendered]:
+    """In a worker forked after the Vault read: each cluster's files, not inline."""
+    return [render_files(c, resolved, renderer, False) for c in chunk]
+
+
+def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocument]:
+    """The documents to fan out: none unless enough of them need validating. Disabled and
+    refused documents are settled without validation and do not count (a no-op sync's misses
+    are mostly disabled documents: it never forks)."""
+    if fan_out is None or not fan_out.wants(len(raws)):
+        return []
+    todo = [raw for raw in raws if settled(raw) is None]
+    return todo if todo and fan_out.wants(len(todo)) else []
+
+
+def _work(settings: Settings, library: Library, renderer: Renderer, *,
+          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Outcome, Rendered | None]]]:
+    """What a worker does with its documents: classify each on its own and render each
+    secret-free cluster. Secret-free: it uses no Vault value, or this run reads none
+    (`secrets.check` off and not inline: `read_secrets` returns nothing, so every cluster
+    renders without one, in a worker as in the caller)."""
+    reads_vault = settings.secrets.check or inline
+
+    def work(chunk: Sequence[RawDocument]) -> list[tuple[Outcome, Rendered | None]]:
+        out: list[tuple[Outcome, Rendered | None]] = []
+        for raw in chunk:
+            outcome = model.classify(raw, settings, library)
+            free = isinstance(outcome, Cluster) and not (reads_vault and outcome.vault_uses)
+            out.append((outcome, render_files(outcome, {}, renderer, inline)
+                        if free and isinstance(outcome, Cluster) else None))
+        return out
+
+    return work

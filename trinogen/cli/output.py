@@ -157,12 +157,26 @@ def print_report(report: Report, output: str, *, color: bool = False, stat: bool
     STATUS.clear()
     log.debug("%s stats: %s", report.command, json.dumps(report.stats, default=str))
     if output == "json":
-        typer.echo(json.dumps(report.to_json(), indent=2, default=jsonable))
+        echo_json(report.to_json())
         return
     from trinogen.report import format_text
 
     # color=True: click would strip the escapes when stdout is not a terminal (--color forces).
     typer.echo(format_text(report, color=color, stat=stat), nl=False, color=color or None)
+
+
+def echo_json(value: Any, batch: int = 8192) -> None:
+    """`value` as indented JSON on stdout (what `json.dumps(value, indent=2)` prints), written
+    while it is encoded: a full sync's report lists every file changed (63,586 at 10,000
+    clusters, 13 MB), and joining it first held its pieces, the text and its bytes at once
+    (issue 22)."""
+    pieces: list[str] = []
+    for piece in json.JSONEncoder(indent=2, default=jsonable).iterencode(value):
+        pieces.append(piece)
+        if len(pieces) >= batch:
+            typer.echo("".join(pieces), nl=False)
+            pieces.clear()
+    typer.echo("".join(pieces))
 
 
 def print_status(report: StatusReport, output: str,

@@ -108,6 +108,7 @@ def publish(
         # git holds the files now: their bytes (a third of a full sync's memory) go before the
         # push, the status write-back and the report, which need only paths and blob ids.
         plan = handed_over(plan, planner.desired)
+        give_back_freed_memory()
         sha, outcome = _commit_and_push(repo, before_push)
         if outcome.pushed:
             checkpoint("after-push")
@@ -135,6 +136,20 @@ def handed_over(plan: Plan, desired: Desired) -> Plan:
     return dataclasses.replace(plan, files=tuple(
         ch if ch.content is None else FileChange(ch.path, ch.action, ch.cluster)
         for ch in plan.files))
+
+
+def give_back_freed_memory() -> None:
+    """Return the heap pages `handed_over` freed to the system. glibc keeps freed pages for
+    its own later use, and Python's allocator takes new memory elsewhere, so without this the
+    render-cache save and the report after the write raised the peak RSS again (issue 22:
+    341 -> 319 MiB at 10,000 clusters). Nothing where the C library has no malloc_trim."""
+    import ctypes  # only once a commit is written
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _commit_and_push(

@@ -170,7 +170,7 @@ def _stream(out: Any, commit_header: bytes, changes: Iterable[FileChange]) -> No
 
 def stream_order(changes: Iterable[FileChange]) -> list[FileChange]:
     """Deletions first, then every write grouped by its place in a cluster (all the clusters'
-    `values.yaml` together, then each catalog name, ...), in path order within a group.
+    `values.yaml` together, then each catalog name, ...), in the plan's order within a group.
 
     The tree committed is the same in any order (deletions first only keeps a file that turns
     into a directory from being deleted after it was written). The order is for fast-import,
@@ -179,12 +179,17 @@ def stream_order(changes: Iterable[FileChange]) -> list[FileChange]:
     this halves the pack (23.1 -> 13.4 MB, also what the push sends) and takes a third off the
     CPU of fast-import and of the push (issue 22).
     """
-    return sorted(changes, key=_stream_key)
+    deletions: list[FileChange] = []
+    writes: list[FileChange] = []
+    for ch in changes:
+        (deletions if ch.action == "delete" else writes).append(ch)
+    writes.sort(key=_place)  # stable: a group keeps the plan's order
+    return deletions + writes
 
 
-def _stream_key(ch: FileChange) -> tuple[bool, str, str]:
-    role = ch.path.replace(ch.cluster, "\0", 1) if ch.cluster else ch.path
-    return ch.action != "delete", role, ch.path
+def _place(ch: FileChange) -> str:
+    """The path with its cluster's id taken out: the same for the same file of every cluster."""
+    return ch.path.replace(ch.cluster, "\0", 1) if ch.cluster else ch.path
 
 
 def git_env() -> dict[str, str]:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
+import pytest
+
+from tests.fakes import FakeRepo
 from trinogen.desired import Desired
-from trinogen.plan import DesiredFile, FileChange, Plan, blob_id
-from trinogen.publish import give_back_freed_memory, handed_over
+from trinogen.plan import DesiredFile, FileChange, Layout, Plan, blob_id
+from trinogen.publish import RELEASE_AFTER, give_back_freed_memory, handed_over, publish
 
 
 def test_a_written_plan_keeps_paths_and_blob_ids_but_no_bytes() -> None:
@@ -45,3 +49,29 @@ def test_memory_freed_after_the_write_goes_back_to_the_system() -> None:
     give_back_freed_memory()
     assert before - _rss_mib() > 40
     assert len(after) == 100
+
+
+@dataclass
+class _Planner:
+    """Stands in for publish.Planner: always the same plan over one desired tree."""
+
+    desired: Desired
+    plan: Plan
+
+    def __call__(self, tree: object) -> Plan:
+        return self.plan
+
+
+@pytest.mark.parametrize(("size", "kept"), [(1000, True), (RELEASE_AFTER, False)])
+def test_only_a_large_commit_releases_its_bytes_after_the_write(size: int, kept: bool) -> None:
+    """A commit of many bytes drops them once written; a small one keeps them (not worth it);
+    both are pushed whole."""
+    content = b"x" * size
+    desired = Desired(files={"alpha": {"c/alpha/values.yaml": DesiredFile.of(content)}})
+    plan = Plan(files=(FileChange("c/alpha/values.yaml", "add", "alpha", content),), clusters=())
+    repo = FakeRepo()
+    done = publish(repo, _Planner(desired, plan), {}, Layout("c", "apps"),  # type: ignore[arg-type]
+                   retries=0, reread=lambda tree: None)  # type: ignore[arg-type,return-value]
+    assert done.pushed and repo.files == {"c/alpha/values.yaml": content}
+    assert (desired.files["alpha"]["c/alpha/values.yaml"].content is not None) is kept
+    assert (done.plan.files[0].content is not None) is kept

@@ -107,9 +107,8 @@ def publish(
         repo.apply(plan.files, commit_message(plan))
         # git holds the files now: their bytes (57 MB at 10,000 clusters) go before the push,
         # the status write-back and the report, which need only paths and blob ids.
-        freed = sum(len(ch.content) for ch in plan.files if ch.content is not None)
-        plan = handed_over(plan, planner.desired)
-        if freed >= TRIM_AFTER:
+        if sum(len(ch.content) for ch in plan.files if ch.content is not None) >= RELEASE_AFTER:
+            plan = handed_over(plan, planner.desired)
             give_back_freed_memory()
         sha, outcome = _commit_and_push(repo, before_push)
         if outcome.pushed:
@@ -140,9 +139,10 @@ def handed_over(plan: Plan, desired: Desired) -> Plan:
         for ch in plan.files))
 
 
-# Rendered bytes written that make giving the freed pages back worth its cost (malloc_trim
-# walks the whole heap: ~10-40 ms on a large, fragmented one; nothing to win on a small commit).
-TRIM_AFTER = 16 << 20
+# Rendered bytes written that make releasing them worth its cost: handing over rebuilds one
+# object per file (~2% of a full sync's instructions at 1,000 clusters) and malloc_trim walks
+# the whole heap (10-40 ms on a large, fragmented one); below this there is little to win.
+RELEASE_AFTER = 16 << 20
 
 
 def give_back_freed_memory() -> None:

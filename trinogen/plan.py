@@ -80,7 +80,7 @@ class FileChange:
     path: str
     action: str  # add | update | delete
     cluster: str | None
-    content: bytes | None = None  # None for deletions
+    content: bytes | None = None  # None for deletions, and once written (publish.handed_over)
 
 
 @dataclass(frozen=True)

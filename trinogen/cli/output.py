@@ -13,6 +13,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO
 
 import typer
@@ -157,12 +158,23 @@ def print_report(report: Report, output: str, *, color: bool = False, stat: bool
     STATUS.clear()
     log.debug("%s stats: %s", report.command, json.dumps(report.stats, default=str))
     if output == "json":
-        typer.echo(json.dumps(report.to_json(), indent=2, default=jsonable))
+        echo_json(report.to_json())
         return
     from trinogen.report import format_text
 
     # color=True: click would strip the escapes when stdout is not a terminal (--color forces).
     typer.echo(format_text(report, color=color, stat=stat), nl=False, color=color or None)
+
+
+def echo_json(value: Any, batch: int = 8192) -> None:
+    """`value` as indented JSON on stdout (what `json.dumps(value, indent=2)` prints), written
+    while it is encoded: a full sync's report lists every file changed (63,586 at 10,000
+    clusters, 13 MB), and joining it first held its pieces, the text and its bytes at once
+    (issue 22)."""
+    encoded = json.JSONEncoder(indent=2, default=jsonable).iterencode(value)
+    while pieces := list(islice(encoded, batch)):  # taken in C: no Python step per piece
+        typer.echo("".join(pieces), nl=False)
+    typer.echo("")
 
 
 def print_status(report: StatusReport, output: str,

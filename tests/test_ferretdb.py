@@ -215,7 +215,7 @@ def test_a_targeted_run_reads_and_changes_only_its_cluster(world: World) -> None
     assert report.plan is not None
     assert [c.cluster_id for c in report.plan.by_action("update")] == ["adhoc-dev"]
     assert report.plan.by_action("prune") == [] and world.clusters() == CLUSTERS
-    assert report.stats["mongoQueries"] <= 3  # _id and clusterId: two queries
+    assert report.stats["mongoQueries"] <= 2
 
 
 def test_a_dry_run_changes_neither_the_remote_nor_the_database(world: World) -> None:

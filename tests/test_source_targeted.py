@@ -1,5 +1,5 @@
-"""Source.read_targeted: the _id branch and the clusterId branch as separate queries, on
-mongomock and on FerretDB over the wire (the same table, expectations from the documents)."""
+"""Source.read_targeted: its results on mongomock and on FerretDB over the wire (the same
+table, expectations from the documents), and the queries it sends."""
 
 from __future__ import annotations
 
@@ -60,15 +60,24 @@ def test_a_targeted_read_returns_each_matching_document_once(
     assert sorted(r.doc_id for r in raws) == sorted(doc_key(i) for i in expected)
 
 
-def test_a_small_batch_asks_per_id_and_a_large_one_in_one_query() -> None:
-    """Up to EQUALITY_IDS _ids are asked one equality each; more in one $in; clusterIds in one."""
+QUERIES = [  # (doc_ids, cluster_ids, queries sent)
+    ([OID, 2], [], 2),  # a few _ids alone: one equality query each
+    ([d["_id"] for d in MANY], [], 1),  # more than EQUALITY_IDS: one $in
+    ([OID, 2], ["c"], 1),  # with clusterIds: one $or
+    ([], ["c", "d"], 1),
+    ([{"t": "x"}], [], 1),  # an embedded-document _id: $in, never an equality on a mapping
+]
+
+
+@pytest.mark.parametrize(("doc_ids", "cluster_ids", "sent"), QUERIES, ids=range(len(QUERIES)))
+def test_the_queries_a_targeted_read_sends(doc_ids: list[Any], cluster_ids: list[str],
+                                           sent: int) -> None:
+    """A few _ids alone are asked one equality each (FerretDB answers only that from its
+    index); more _ids, or any clusterId, go in one query."""
     src = Source(mongomock.MongoClient(), demo_settings().mongodb)
     src.collection.insert_many([dict(d) for d in DOCS + MANY])
-    src.read_targeted([doc_key(OID), doc_key(2)], ["c"])
-    assert src.queries == 3
-    src.queries = 0
-    src.read_targeted([doc_key(d["_id"]) for d in MANY], ["c"])
-    assert src.queries == 2
+    src.read_targeted([doc_key(i) for i in doc_ids], cluster_ids)
+    assert src.queries == sent
 
 
 class DiesOnSecondQuery:
@@ -90,4 +99,4 @@ def test_a_query_failing_mid_read_fails_the_whole_read() -> None:
     src.collection.insert_many([dict(d) for d in DOCS])
     src.collection = DiesOnSecondQuery(src.collection)
     with pytest.raises(SourceUnavailable):
-        src.read_targeted([doc_key(OID)], ["b"])
+        src.read_targeted([doc_key(OID), doc_key(2)], [])

@@ -27,6 +27,7 @@ MANY = [{"_id": 100 + i, "clusterId": f"m{i}"} for i in range(EQUALITY_IDS + 2)]
 BATCHES = [  # (doc_ids, cluster_ids, the _ids expected)
     ([], [], set()),
     ([OID], [], {OID}),
+    ([OID, 2, "x", 99], [], {OID, 2, "x"}),  # _ids alone, by equality: ObjectId, int, str
     ([], ["b"], {2, "x"}),
     ([OID, 4], ["d"], {OID, 4, 5}),
     ([2], ["b"], {2, "x"}),  # 2 matched by both branches: once

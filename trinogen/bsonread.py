@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,10 +90,33 @@ def read(item: Any, limit: int, options: Any) -> Read:
     import bson
 
     try:
-        return Read(bson.decode(raw, options), size, digest=hashlib.sha256(raw).digest())
+        body = bson.decode(raw, options)
     except _decode_errors() as e:
         return Read(None, size, f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
                     "correct the value in MongoDB", first_id(raw, options))
+    return Read(shared_keys(body), size, digest=hashlib.sha256(raw).digest())
+
+
+def shared_keys(body: Any) -> Any:
+    """The document with every key of its (nested) dicts interned: bson.decode makes a new
+    string for each key of each document, a third of a decoded fleet's memory; shared, 10,000
+    documents take 41 MiB less at the peak of a sync for ~5% more of a no-op's CPU (issue 22).
+    Values, types and key order are unchanged; a document nested too deep stays as decoded."""
+    if type(body) is not dict:  # a document class of the caller's (not trinogen's): as it is
+        return body
+    try:
+        return _shared(body)
+    except RecursionError:
+        return body
+
+
+def _shared(value: Any, kind: type = type, intern: Any = sys.intern) -> Any:
+    if kind(value) is dict:
+        return {intern(k): _shared(v) if kind(v) in _NESTED else v for k, v in value.items()}
+    return [_shared(v) if kind(v) in _NESTED else v for v in value]
+
+
+_NESTED = (dict, list)
 
 
 def _decoded(body: Mapping[str, Any], limit: int) -> Read:

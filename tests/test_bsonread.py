@@ -78,3 +78,40 @@ def test_elements_split_every_bson_type() -> None:
     raw = (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
     assert [(k, raw[s:e]) for k, s, e in bsonread.elements(raw)] == [("u", undefined),
                                                                      ("p", pointer)]
+
+
+def test_documents_read_share_their_keys_and_keep_their_values() -> None:
+    """Two documents of one read share each key's string, nested ones too (issue 22's
+    memory), and decode to exactly what bson.decode gives: values, types and key order."""
+    doc = {"_id": ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), "clusterId": "a",
+           "catalogs": [{"name": "hive", "properties": {"hive.metastore.uri": "thrift://m"}}],
+           "size": Int64(2**40), "when": datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)}
+    raw = bson.encode(doc)
+    keys: dict[str, str] = {}
+    first, second = (bsonread.read(RawBSONDocument(raw), 10_000, OPTIONS, keys).body
+                     for _ in "ab")
+    assert first is not None and second is not None
+    decoded = bson.decode(raw, OPTIONS)
+    assert first == decoded and list(first) == list(decoded)
+    assert repr(first) == repr(decoded)  # Int64 stays Int64, the datetime aware
+    key = next(k for k in second["catalogs"][0]["properties"])
+    assert key is next(k for k in first["catalogs"][0]["properties"])
+    assert next(iter(second)) is next(iter(first))
+
+
+def test_a_document_nested_too_deep_to_share_is_read_as_decoded() -> None:
+    """Sharing keys never fails a read: a document nested past Python's recursion limit is
+    handed over as bson decoded it."""
+    depth = 800  # bson decodes it (its limit: the recursion limit); sharing recurses twice a level
+    nested = b"\x05\x00\x00\x00\x00"
+    for _ in range(depth):  # written by hand: bson.encode itself recurses
+        element = b"\x03d\x00" + nested
+        nested = (len(element) + 5).to_bytes(4, "little") + element + b"\x00"
+    element = b"\x10_id\x00\x01\x00\x00\x00\x03deep\x00" + nested
+    raw = (len(element) + 5).to_bytes(4, "little") + element + b"\x00"
+    read = bsonread.read(RawBSONDocument(raw), 10**6, OPTIONS, {})
+    assert read.refused is None and read.body is not None and read.body["_id"] == 1
+    inner = read.body["deep"]
+    for _ in range(depth):
+        inner = inner["d"]
+    assert inner == {}

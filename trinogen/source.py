@@ -135,7 +135,9 @@ class Source:
     def _read(self, coll: Readable, query: Mapping[str, Any],
               projection: Mapping[str, Any] | None, options: Any) -> list[RawDocument]:
         cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
-        reads = [bsonread.read(d, self.settings.max_document_bytes, options) for d in cursor]
+        keys: dict[str, str] = {}  # the documents of one read share their keys (issue 22)
+        reads = [bsonread.read(d, self.settings.max_document_bytes, options, keys)
+                 for d in cursor]
         identities = self._identities(reads, coll)
         return [self._document(r, identities) for r in reads]
 

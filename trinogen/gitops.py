@@ -82,6 +82,7 @@ class WorkingCopy:
         self.workdir = workdir
         self.tip: str | None = None  # origin/<branch> after refresh(); None for an empty remote
         self._pending: str | None = None
+        self._cache: RenderCache | None = None  # the last render cache handed out (issue 22)
 
     @property
     def remote_ref(self) -> str:
@@ -385,8 +386,12 @@ class WorkingCopy:
         return PushOutcome(True, summary=infos[0].summary.strip())
 
     def render_cache(self, fingerprint: str) -> RenderCache:
-        """The render cache kept inside the clone's git directory (never committed)."""
-        return RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint)
+        """The render cache kept inside the clone's git directory (never committed). A long-lived
+        process (`watch`) reuses the entries of its last run while the file is the one that run
+        read or saved (`RenderCache.load`): a batch no longer reads and parses the whole file."""
+        self._cache = RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint,
+                                       previous=self._cache)
+        return self._cache
 
     # --- plumbing ----------------------------------------------------------------------------
 

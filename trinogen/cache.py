@@ -125,12 +125,7 @@ class RenderCache:
         process's last run, issue 22): its entries, without reading the file, if that file is
         still the one it read or saved."""
         cache = cls(path, fingerprint)
-        if (previous is not None and previous.fingerprint == fingerprint
-                and previous.path == path and previous.stamp is not None
-                and previous.stamp == _stamp(path)):
-            cache.entries, cache.extra = previous.entries, previous.extra
-            cache.failures, cache.apps = previous.failures, previous.apps
-            cache.stamp = previous.stamp
+        if previous is not None and cache._reuse(previous):
             return cache
         try:
             with path.open("rb") as f:
@@ -147,6 +142,16 @@ class RenderCache:
         except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError) as e:
             log.warning("ignoring the unreadable render cache %s: %s", path, e)
         return cache
+
+    def _reuse(self, previous: RenderCache) -> bool:
+        """Take `previous`'s entries if they are what the file still holds."""
+        if (previous.fingerprint != self.fingerprint or previous.path != self.path
+                or previous.stamp is None or previous.stamp != _stamp(self.path)):
+            return False
+        self.entries, self.extra = previous.entries, previous.extra
+        self.failures, self.apps = previous.failures, previous.apps
+        self.stamp = previous.stamp
+        return True
 
     def get(self, key: str) -> Entry | None:
         return self.entries.get(key)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import git
 from tests.test_gitops import failing_git
+from trinogen.cache import Entry
 from trinogen.gitcmd import Listing, listing, run_git
 from trinogen.gitops import WorkingCopy
 from trinogen.plan import Layout
@@ -117,3 +118,23 @@ def test_a_listing_whose_tip_is_gone_lists_the_whole_tree(
         return run_git(args, repo.workdir, str(bare_remote))
 
     assert listing(run, repo.tip, roots, gone).files == _expected(work)
+
+
+def test_the_working_copy_hands_its_next_run_the_render_cache_it_saved(
+        bare_remote: Path, tmp_path: Path) -> None:
+    """A second render_cache() of the same working copy (the next watch batch) holds the entries
+    the first one saved without reading the file again, while the file keeps its identity
+    (its bytes overwritten in place, same size and mtime); a new working copy reads the file."""
+    entry = Entry("a", "doc-a", {"trino-clusters/a/values.yaml": "b" * 40})
+    repo = WorkingCopy(GitSettings(), str(bare_remote), tmp_path / "wd")
+    first = repo.render_cache("fp")
+    first.keep("k", entry)
+    first.save()
+    path = first.path
+    st = path.stat()
+    with path.open("r+b") as f:
+        f.write(b"\0" * st.st_size)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert repo.render_cache("fp").entries == {"k": entry}
+    assert WorkingCopy(GitSettings(), str(bare_remote), tmp_path / "wd").render_cache(
+        "fp").entries == {}

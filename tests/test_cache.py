@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,75 @@ def test_failures_kept_in_one_run_are_loaded_by_the_next(tmp_path: Path) -> None
     again.keep_failure("k", failure)
     again.save()
     assert RenderCache.load(tmp_path / "c", "fp").failures.keys() == {"k"}
+
+
+def _saved(path: Path, fingerprint: str, entries: dict[str, Entry]) -> RenderCache:
+    cache = RenderCache.load(path, fingerprint)
+    for key, entry in entries.items():
+        cache.keep(key, entry)
+    cache.save()
+    return cache
+
+
+def test_a_long_lived_process_reuses_its_last_cache_while_the_file_is_the_one_it_saved(
+        tmp_path: Path) -> None:
+    """With `previous`, load() takes that cache's entries without reading the file while the
+    file keeps its identity: bytes overwritten in place with the same size and mtime are not
+    read (a plain load finds them unreadable and starts empty)."""
+    path = tmp_path / "c"
+    saved = _saved(path, "fp", {"k": ENTRY})
+    st = path.stat()
+    with path.open("r+b") as f:
+        f.write(b"\0" * st.st_size)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert RenderCache.load(path, "fp").entries == {}
+    assert RenderCache.load(path, "fp", previous=saved).entries == {"k": ENTRY}
+
+
+def test_another_writers_file_is_read_even_with_a_previous_cache(tmp_path: Path) -> None:
+    """A file saved by someone else since (another process's save replaces it) is read: its
+    entries, not the previous cache's."""
+    path = tmp_path / "c"
+    mine = _saved(path, "fp", {"k": ENTRY})
+    _saved(path, "fp", {"theirs": ENTRY})
+    assert RenderCache.load(path, "fp", previous=mine).entries.keys() == {"theirs"}
+
+
+def test_a_previous_cache_of_another_fingerprint_is_not_reused(tmp_path: Path) -> None:
+    """A renderer with another fingerprint (templates or settings changed) gets no entry of
+    the previous cache."""
+    path = tmp_path / "c"
+    mine = _saved(path, "fp", {"k": ENTRY})
+    assert RenderCache.load(path, "other", previous=mine).entries == {}
+
+
+def test_a_reused_cache_holds_what_a_partial_run_saved(tmp_path: Path) -> None:
+    """After a partial run (a watch batch) the reused entries are those the file holds: the
+    run's own and every other document's, as a fresh load reads them."""
+    path = tmp_path / "c"
+    other = Entry("b", "doc-b", {"trino-applications/b.yaml": "d" * 40})
+    _saved(path, "fp", {"a-v1": ENTRY, "b-v1": other})
+    batch = RenderCache.load(path, "fp")
+    batch.keep("a-v2", ENTRY)
+    batch.save(partial=True)
+    reused = RenderCache.load(path, "fp", previous=batch)
+    assert reused.entries == RenderCache.load(path, "fp").entries
+    assert reused.entries.keys() == {"a-v2", "b-v1"}
+
+
+def test_a_cache_whose_save_failed_is_not_reused(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save that could not write leaves the file as it was: the next load reads the file,
+    not the entries that were never written."""
+    path = tmp_path / "c"
+    _saved(path, "fp", {"k": ENTRY})
+    failed = RenderCache.load(path, "fp")
+    failed.keep("new", ENTRY)
+
+    def disk_full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", disk_full)
+        failed.save()
+    assert RenderCache.load(path, "fp", previous=failed).entries.keys() == {"k"}

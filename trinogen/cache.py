@@ -11,7 +11,9 @@ reports the same versions; anything else renders again. The cache lives inside
 the cached clone's git directory (never committed) and is rewritten after each run with just the
 documents seen in that run; a partial run (`sync --cluster`, each `watch` batch, a read that
 missed documents) keeps every other document's entry, so a full run after it still hits (issue
-22). Losing it costs time, never correctness.
+22). Losing it costs time, never correctness. A long-lived process (`watch`) passes the cache of
+its last run to `load`, which reuses its entries instead of reading the file again while the
+file is still the one that run read or wrote (`Stamp`): another writer's file is always read.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from typing import Any
 from trinogen.ports import CachedFailure
 from trinogen.ports import CacheEntry as Entry
 
-__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "document_key", "merged",
-           "value_digest"]
+__all__ = ["FORMAT", "CachedFailure", "Entry", "RenderCache", "Stamp", "document_key",
+           "merged", "stamp_of", "value_digest"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,22 @@ def value_digest(value: Mapping[str, Any]) -> bytes | None:
         return None
 
 
+# A file's identity: inode, size and modification time (ns). Every save replaces the file by a
+# new one (os.replace), so a save by anyone else gives another stamp.
+Stamp = tuple[int, int, int]
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        return stamp_of(path.stat())
+    except OSError:
+        return None
+
+
 def merged(entries: Mapping[str, Entry], failures: Mapping[str, CachedFailure],
            used: Mapping[str, Entry], used_failures: Mapping[str, CachedFailure]
            ) -> tuple[dict[str, Entry], dict[str, CachedFailure]]:
@@ -96,12 +114,23 @@ class RenderCache:
         # Application blob -> its project, destination and repositories (tenant projects only).
         self.apps: dict[str, tuple[Any, ...]] = {}
         self.used_apps: dict[str, tuple[Any, ...]] = {}
+        # The file `entries` (and extra, failures, apps) came from, or were last saved to;
+        # None when unknown (no file, or a failed save).
+        self.stamp: Stamp | None = None
 
     @classmethod
-    def load(cls, path: Path, fingerprint: str) -> RenderCache:
+    def load(cls, path: Path, fingerprint: str, previous: RenderCache | None = None
+             ) -> RenderCache:
+        """The cache saved at `path` for `fingerprint`. With `previous` (the cache of this
+        process's last run, issue 22): its entries, without reading the file, if that file is
+        still the one it read or saved."""
         cache = cls(path, fingerprint)
+        if previous is not None and cache._reuse(previous):
+            return cache
         try:
-            data = marshal.loads(path.read_bytes())
+            with path.open("rb") as f:
+                stamp, data = stamp_of(os.fstat(f.fileno())), marshal.loads(f.read())
+            cache.stamp = stamp
             if data.get("format") == FORMAT and data.get("fingerprint") == fingerprint:
                 cache.entries = {k: Entry.from_row(v) for k, v in data["entries"].items()}
                 cache.extra = {str(k): str(v) for k, v in data.get("extra", {}).items()}
@@ -113,6 +142,16 @@ class RenderCache:
         except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError) as e:
             log.warning("ignoring the unreadable render cache %s: %s", path, e)
         return cache
+
+    def _reuse(self, previous: RenderCache) -> bool:
+        """Take `previous`'s entries if they are what the file still holds."""
+        if (previous.fingerprint != self.fingerprint or previous.path != self.path
+                or previous.stamp is None or previous.stamp != _stamp(self.path)):
+            return False
+        self.entries, self.extra = previous.entries, previous.extra
+        self.failures, self.apps = previous.failures, previous.apps
+        self.stamp = previous.stamp
+        return True
 
     def get(self, key: str) -> Entry | None:
         return self.entries.get(key)
@@ -145,6 +184,13 @@ class RenderCache:
         if (self.used == self.entries and self.used_extra == self.extra
                 and self.used_failures == self.failures and self.used_apps == self.apps):
             return
+        self.stamp = self._write()
+        # What the file now holds (the next `load` of this process may reuse it).
+        self.entries, self.extra = self.used, self.used_extra
+        self.failures, self.apps = self.used_failures, self.used_apps
+
+    def _write(self) -> Stamp | None:
+        """Replace the file by this run's entries; the new file's stamp, None if it failed."""
         share: dict[Any, Any] = {}
         data = {"format": FORMAT, "fingerprint": self.fingerprint,
                 "entries": {k: e.to_row(share) for k, e in sorted(self.used.items())},
@@ -157,6 +203,10 @@ class RenderCache:
             fd, tmp = tempfile.mkstemp(prefix=".render-cache-", dir=self.path.parent)
             with os.fdopen(fd, "wb") as f:
                 f.write(marshal.dumps(data))
+                f.flush()
+                stamp = stamp_of(os.fstat(f.fileno()))
             os.replace(tmp, self.path)
         except OSError as e:  # a cache that cannot be written only costs time next run
             log.warning("could not write the render cache %s: %s", self.path, e)
+            return None
+        return stamp

@@ -8,11 +8,13 @@ the working copy's public methods, so no git failure escapes the error tree.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import subprocess
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -22,6 +24,8 @@ from trinogen.plan import FileChange
 
 if TYPE_CHECKING:  # GitPython is imported when a push runs, not at start-up
     import git
+
+log = logging.getLogger(__name__)
 
 
 class Unusable(Exception):
@@ -95,6 +99,66 @@ def run_git(args: tuple[str, ...], cwd: Path, remote: str, *, check: bool = True
     if check and proc.returncode != 0:
         raise GitFailed(args, proc.stderr.decode("utf-8", "replace"))
     return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The regular files under `roots` at commit `tip` (path -> blob id)."""
+
+    tip: str
+    roots: tuple[str, ...]
+    files: dict[str, str]
+
+
+def listing(git: Callable[..., str], tip: str, roots: tuple[str, ...],
+            last: Listing | None) -> Listing:
+    """The files under `roots` at `tip`, from `last` (the listing this process made before)
+    where it can: the same tip lists nothing (the remote is where we listed or pushed it), another
+    reads only what changed since (`patched`); anything else lists the whole tree (issue 22)."""
+    if last is not None and last.roots == roots and last.tip == tip:
+        return last
+    if last is not None and last.roots == roots:  # (pathspecs are literal: `git_env`)
+        try:
+            out = git("diff-tree", "-r", "-z", "--no-renames", last.tip, tip, "--", *roots)
+            return Listing(tip, roots, patched(last.files, out))
+        except (GitFailed, ValueError) as e:  # e.g. the old tip is gone: list it all
+            log.debug("listing the whole tree at %s: %s", tip, e)
+    out = git("ls-tree", "-r", "-z", "--full-tree", tip, "--", *roots)
+    return Listing(tip, roots, listed_files(out))
+
+
+REGULAR = ("100644", "100755")  # file modes of regular files: symlinks and submodules are never ours
+
+
+def listed_files(out: str) -> dict[str, str]:
+    """Path -> blob id of the regular files in `git ls-tree -r -z` output."""
+    files: dict[str, str] = {}
+    for entry in out.split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob = meta.split(" ")
+        if kind == "blob" and mode in REGULAR:
+            files[path] = blob
+    return files
+
+
+def patched(files: Mapping[str, str], out: str) -> dict[str, str]:
+    """The listing of a commit from `files`, the listing of another, and the output of
+    `git diff-tree -r -z --no-renames <other> <commit>` (issue 22: a watch batch lists only what
+    changed since the tip it listed or pushed, not 63,586 paths)."""
+    result = dict(files)
+    fields = out.split("\0")
+    # each change is ":<old mode> <new mode> <old id> <new id> <status>", then its path
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(":"):
+            raise ValueError(f"unexpected git diff-tree output: {meta[:80]!r}")
+        new_mode, blob = meta[1:].split(" ")[1:4:2]
+        if new_mode in REGULAR:
+            result[path] = blob
+        else:  # deleted (mode 000000), or no longer a regular file
+            result.pop(path, None)
+    return result
 
 
 def cat_blobs(workdir: Path, blobs: list[str]) -> dict[str, bytes]:

@@ -28,12 +28,14 @@ from trinogen.cache import RenderCache
 from trinogen.errors import GitUnavailable
 from trinogen.gitcmd import (
     GitFailed,
+    Listing,
     Unusable,
     cat_blobs,
     fast_import,
     git_boundary,
     git_env,
     is_network,
+    listing,
     lost_ref_race,
     remote_says,
     run_git,
@@ -82,6 +84,8 @@ class WorkingCopy:
         self.workdir = workdir
         self.tip: str | None = None  # origin/<branch> after refresh(); None for an empty remote
         self._pending: str | None = None
+        self._cache: RenderCache | None = None  # the last render cache handed out (issue 22)
+        self._listed: Listing | None = None  # the last tree listed (issue 22)
 
     @property
     def remote_ref(self) -> str:
@@ -254,17 +258,10 @@ class WorkingCopy:
     def _list(self, layout: Layout) -> dict[str, str]:
         if self.tip is None:
             return {}
-        roots = [r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app) if r]
-        out = self._git("ls-tree", "-r", "-z", "--full-tree", self.tip, "--", *roots)
-        files: dict[str, str] = {}
-        for entry in out.split("\0"):
-            if not entry:
-                continue
-            meta, path = entry.split("\t", 1)
-            mode, kind, blob = meta.split(" ")
-            if kind == "blob" and mode in ("100644", "100755"):
-                files[path] = blob  # symlinks and submodules are never ours
-        return files
+        roots = tuple(r for r in (layout.clusters_dir, layout.applications_dir, layout.root_app)
+                      if r)
+        self._listed = listing(self._git, self.tip, roots, self._listed)
+        return dict(self._listed.files)  # the caller's own copy
 
     @git_boundary("reading file headers")
     def heads(self, blobs: Iterable[str]) -> dict[str, bytes]:
@@ -385,8 +382,12 @@ class WorkingCopy:
         return PushOutcome(True, summary=infos[0].summary.strip())
 
     def render_cache(self, fingerprint: str) -> RenderCache:
-        """The render cache kept inside the clone's git directory (never committed)."""
-        return RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint)
+        """The render cache kept inside the clone's git directory (never committed). A long-lived
+        process (`watch`) reuses the entries of its last run while the file is the one that run
+        read or saved (`RenderCache.load`): a batch no longer reads and parses the whole file."""
+        self._cache = RenderCache.load(self.workdir / "trinogen-render-cache", fingerprint,
+                                       previous=self._cache)
+        return self._cache
 
     # --- plumbing ----------------------------------------------------------------------------
 

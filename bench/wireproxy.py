@@ -30,6 +30,10 @@ from typing import Any
 import bson
 from bson import Timestamp
 
+# The tests' change-stream server writes its resume tokens the same way (bench/watch.py puts
+# the repository root on sys.path).
+from tests.mongowire import token, token_seq
+
 OP_MSG = 2013
 ESC = "\uff0e"  # FULLWIDTH FULL STOP: stands for '.' inside a key stored in FerretDB
 ESC_BYTES = ESC.encode()
@@ -51,20 +55,6 @@ def unescape(value: Any) -> Any:
     if isinstance(value, list):
         return [unescape(v) for v in value]
     return value
-
-
-def token(seq: int) -> dict[str, str]:
-    return {"_data": f"82{seq:016X}"}
-
-
-def token_seq(tok: Any) -> int | None:
-    data = tok.get("_data") if isinstance(tok, Mapping) else None
-    if not isinstance(data, str) or not data.startswith("82"):
-        return None
-    try:
-        return int(data[2:], 16)
-    except ValueError:
-        return None
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:

@@ -156,6 +156,9 @@ QUERIES: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
     ({"_id": {"$in": [ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), Int64(2**40)]}}, None),
     ({"_id": {"$in": [{"t": "x", "n": 1}]}}, None),
     ({"clusterId": {"$in": ["a", "d", "e", "5"]}}, None),
+    ({"_id": "two"}, None),  # a watch batch's few _ids: one equality each
+    ({"_id": ObjectId("653a1a7b8e1f4a1e9c5d8e1a")}, None),
+    ({"_id": 3}, None),
     ({"$or": [{"_id": {"$in": ["two"]}}, {"clusterId": {"$in": ["a", "b"]}}]}, None),
     ({}, {"description": 0, "x": 0}),
     ({"_id": {"$in": [3, "two"]}}, {"clusterId": 1, "enabled": 1}),
@@ -166,7 +169,7 @@ QUERIES: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
 @pytest.mark.parametrize(("query", "projection"), QUERIES, ids=range(len(QUERIES)))
 def test_the_queries_source_makes_match_as_on_mongomock(query: dict[str, Any],
                                                          projection: dict[str, Any] | None) -> None:
-    """Every query trinogen.source makes (all, _id $in, clusterId $in, their $or, a projection)
+    """Every query trinogen.source makes (all, _id $in or equality, clusterId $in, their $or, a projection)
     finds the documents mongomock finds, in the same order, with the same fields."""
     theirs, ours = queried()
     found = [bson.decode(r.raw) for r in ours.find(query, projection, batch_size=1)]

@@ -15,8 +15,8 @@ Memory: the bytes (1.6 kB per bench document) are about a fourth of the decoded 
 read builds anew (7 kB each, their keys shared by `bsonread.shared_keys` as the JSON parser
 shares them; 10.7 kB with a string per key of each document; issue 22's report).
 
-It answers only the queries `trinogen.source` makes: every document, `_id` `$in`, `clusterId`
-`$in`, the `$or` of the two, with a projection of top-level fields. Writes are not served: the
+It answers only the queries `trinogen.source` makes: every document, `_id` `$in` or equality,
+`clusterId` `$in`, the `$or` of the two, with a projection of top-level fields. Writes are not served: the
 embedded database lives as long as the process, so trinogen writes nothing to it. mongomock is
 imported only if some other collection is asked for (the tests' watch lease).
 """
@@ -113,15 +113,13 @@ class SeedCollection:
 
     def _clause(self, clause: Mapping[str, Any]) -> list[Any]:
         (name, condition), = clause.items()
-        if set(condition) != {"$in"}:
-            raise ValueError(f"the embedded database answers only $in, not {condition!r}")
+        values = _values(condition)
         if name == "clusterId":
-            return [k for v in condition["$in"] if isinstance(v, str)
-                    for k in self._clusters.get(v, ())]
+            return [k for v in values if isinstance(v, str) for k in self._clusters.get(v, ())]
         if name != "_id":
             raise ValueError(f"the embedded database answers only _id and clusterId, not {name}")
         keys = self._id_keys()
-        return [keys[k] for k in map(bsonread.doc_key, condition["$in"]) if k in keys]
+        return [keys[k] for k in map(bsonread.doc_key, values) if k in keys]
 
     def _id_keys(self) -> dict[str, Any]:
         """_id as written in file headers -> key, built when a targeted read first needs it."""
@@ -223,6 +221,15 @@ def project(raw: bytes, projection: Mapping[str, Any]) -> bytes:
 
     body = b"".join(raw[start:end] for key, start, end in bsonread.elements(raw) if kept(key))
     return (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
+
+
+def _values(condition: Any) -> list[Any]:
+    """The values a clause matches: `{"$in": [...]}`, or one value compared for equality."""
+    if not isinstance(condition, Mapping):
+        return [condition]
+    if set(condition) != {"$in"}:
+        raise ValueError(f"the embedded database answers only $in or equality, not {condition!r}")
+    return list(condition["$in"])
 
 
 def _hashable(_id: Any) -> Any:

@@ -93,8 +93,8 @@ class Source:
         ids = [parse_doc_key(k) for k in sorted(keys)]
         cids = sorted(set(cluster_ids))
         found = [d for q in self._targeted_queries(ids, cids) for d in self._find(q)]
-        refused = [r for r in self.refused
-                   if r.doc_id in keys or claimed_cluster_id(r) in set(cids)]
+        claimed = set(cids)
+        refused = [r for r in self.refused if r.doc_id in keys or claimed_cluster_id(r) in claimed]
         unique: dict[str, RawDocument] = {}
         for r in found + refused:  # a document matched twice is returned once
             unique.setdefault(r.doc_id, r)
@@ -106,8 +106,7 @@ class Source:
         if cids:
             by_cid = {"clusterId": {"$in": cids}}
             return [{"$or": [{"_id": {"$in": ids}}, by_cid]} if ids else by_cid]
-        if len(ids) <= EQUALITY_IDS and not isinstance(self.collection, SeedCollection) and all(
-                isinstance(i, (str, int, ObjectId)) for i in ids):
+        if len(ids) <= EQUALITY_IDS and all(isinstance(i, (str, int, ObjectId)) for i in ids):
             return [{"_id": i} for i in ids]
         return [{"_id": {"$in": ids}}] if ids else []
 

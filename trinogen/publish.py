@@ -82,16 +82,14 @@ class TreeFiles(Mapping[str, CurrentFile]):
     """The repository's files with their headers, as `current_files` gives them, each made
     when it is looked up: a targeted run looks up its clusters' files, the app-of-apps and the
     Applications, not the ~70,000 files of 10,000 clusters on every watch batch (issue 22).
-    The headers no render-cache entry and no desired file tells are read in one batch first,
-    as `current_files` reads them."""
+    The headers no render-cache entry and no desired file tells are read from git in one batch,
+    when the first of them is looked up (in a steady watch: never)."""
 
     def __init__(self, tree: Mapping[str, str], desired: Desired, repo: Repository,
                  owners: Mapping[str, CacheEntry] | None) -> None:
-        self.tree, self.owners = tree, owners or {}
+        self.tree, self.owners, self.repo = tree, owners or {}, repo
         self.known = _desired_heads(desired)
-        unknown = {b for b in tree.values() if b not in self.known and b not in self.owners}
-        heads = repo.heads(unknown)
-        self.known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
+        self._read = False  # the unknown headers were read
         self._headers: dict[int, FileHeader] = {}  # one per cache entry, shared by its files
 
     def __getitem__(self, path: str) -> CurrentFile:
@@ -99,11 +97,22 @@ class TreeFiles(Mapping[str, CurrentFile]):
         found = self.known.get(blob)
         if found is not None:
             return found
-        entry = self.owners[blob]
+        entry = self.owners.get(blob)
+        if entry is None:
+            self._read_unknown()
+            return self.known[blob]
         header = self._headers.get(id(entry))
         if header is None:
             header = self._headers[id(entry)] = FileHeader(entry.cluster_id, entry.doc_id)
         return CurrentFile(blob, header)
+
+    def _read_unknown(self) -> None:
+        if self._read:
+            return
+        self._read = True
+        unknown = {b for b in self.tree.values() if b not in self.known and b not in self.owners}
+        heads = self.repo.heads(unknown)
+        self.known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.tree)

@@ -14,7 +14,8 @@ import mongomock
 import pytest
 from bson import ObjectId
 
-from tests.conftest import demo_settings, remote_tree
+from tests import ferretdb
+from tests.conftest import RealMongo, demo_settings, needs, remote_tree
 from tests.fakes import FakeSource
 from tests.mongowire import ChangeStreamServer
 from tests.watchrig import Rig, drive, started, synced
@@ -24,6 +25,8 @@ from trinogen.model import RawDocument, claimed_cluster_id
 from trinogen.settings import replace
 from trinogen.source import Source, doc_key
 from trinogen.watch.claimants import ClaimIndex, IndexedClaims
+
+HAS_FERRETDB = needs(ferretdb.available(), "FerretDB is not built and Go is not installed to build it")
 
 
 def raw(doc_id: str, cluster: Any = None, **body: Any) -> RawDocument:
@@ -77,22 +80,66 @@ def test_a_full_read_replaces_every_claim() -> None:
     assert index.warm and claims(index) == {"z": {"7"}, "y": {"9"}}
 
 
-def test_a_cold_index_reads_as_the_source_does() -> None:
-    """Before any full read the clusterIds are passed on: the index cannot name the claimants."""
-    inner = FakeSource({"1": {"clusterId": "x"}, "2": {"clusterId": "x"}})
-    calls: list[tuple[set[str], set[str]]] = []
-    original = inner.read_targeted
+class ClaimsFake(FakeSource):
+    """The fake source, also telling who claims what; every read asked is recorded."""
 
-    def spy(doc_ids: Any, cluster_ids: Any) -> list[RawDocument]:
-        calls.append((set(doc_ids), set(cluster_ids)))
-        return original(doc_ids, cluster_ids)
+    def __init__(self, docs: dict[str, dict[str, Any]]) -> None:
+        super().__init__(docs)
+        self.asked: list[Any] = []
 
-    inner.read_targeted = spy  # type: ignore[method-assign]
+    def read_claims(self) -> list[RawDocument]:
+        self.asked.append("claims")
+        return [RawDocument(k, {"clusterId": v.get("clusterId")}) for k, v in self.docs.items()]
+
+    def read_targeted(self, doc_ids: Any, cluster_ids: Any) -> list[RawDocument]:
+        self.asked.append((set(doc_ids), set(cluster_ids)))
+        return super().read_targeted(doc_ids, cluster_ids)
+
+
+def test_a_first_batch_without_a_full_read_reads_every_claim_once() -> None:
+    """A watcher resumed from a saved token has read no document: its first batch reads who
+    claims what once; every batch asks by _id only."""
+    inner = ClaimsFake({"1": {"clusterId": "x"}, "2": {"clusterId": "x"}, "3": {"clusterId": "y"}})
     src = IndexedClaims(inner)
     assert {r.doc_id for r in src.read_targeted((), ["x"])} == {"1", "2"}
+    assert {r.doc_id for r in src.read_targeted(["3"], ["x"])} == {"1", "2", "3"}
+    assert inner.asked == ["claims", ({"1", "2"}, set()), ({"1", "2", "3"}, set())]
+
+
+def test_a_full_read_serves_the_next_batches_without_a_claims_read() -> None:
+    """After a full read (start-up, reconcile) no claims read is needed."""
+    inner = ClaimsFake({"1": {"clusterId": "x"}, "2": {"clusterId": "y"}})
+    src = IndexedClaims(inner)
     src.read_all()
-    assert {r.doc_id for r in src.read_targeted((), ["x"])} == {"1", "2"}
-    assert calls == [(set(), {"x"}), ({"1", "2"}, set())]
+    assert {r.doc_id for r in src.read_targeted((), ["y"])} == {"2"}
+    assert inner.asked == [({"2"}, set())]
+
+
+CLAIMED = [{"_id": 1, "clusterId": "a", "owner": "t", "big": "x" * 100},
+           {"_id": 2, "clusterId": ["b"]}, {"_id": 3}]
+
+
+@pytest.fixture(params=["mongomock", pytest.param("ferretdb", marks=HAS_FERRETDB)])
+def claimed(request: pytest.FixtureRequest) -> Iterator[Source]:
+    """A Source over CLAIMED on the parametrized backend (FerretDB: over the wire)."""
+    if request.param == "mongomock":
+        src = Source(mongomock.MongoClient(), demo_settings().mongodb)
+        src.collection.insert_many(copy.deepcopy(CLAIMED))
+        yield src
+        return
+    db = RealMongo(request.getfixturevalue("ferretdb_server"), demo_settings(),
+                   copy.deepcopy(CLAIMED))
+    yield db.source
+    db.close()
+
+
+def test_the_claims_read_asks_only_for_the_cluster_id(claimed: Source) -> None:
+    """`Source.read_claims` is one query whose documents carry their _id and clusterId only."""
+    raws = claimed.read_claims()
+    assert claimed.queries == 1
+    assert {r.doc_id: dict(r.body) for r in raws} == {
+        doc_key(1): {"_id": 1, "clusterId": "a"}, doc_key(2): {"_id": 2, "clusterId": ["b"]},
+        doc_key(3): {"_id": 3}}
 
 
 # --- against a query-based read on mongomock -------------------------------------------------
@@ -140,19 +187,24 @@ def _batch_read(src: Any, doc_ids: list[Any], cids: list[str]) -> set[str]:
     return {r.doc_id for r in raws} | {r.doc_id for r in more}
 
 
+@pytest.mark.parametrize("start", ["full read", "claims read"])
 @pytest.mark.parametrize(("what", "writes", "doc_ids", "cids", "server_only"), WRITES,
                          ids=[w[0] for w in WRITES])
 def test_the_index_reads_what_a_query_by_cluster_id_reads(
         what: str, writes: list[Write], doc_ids: list[Any], cids: list[str],
-        server_only: set[Any]) -> None:
+        server_only: set[Any], start: str) -> None:
     """Once every change's event is processed, the batch reads the documents a query by
-    clusterId (mongomock's) would, with `_id` equality only."""
+    clusterId (mongomock's) would, with `_id` equality only; the index filled by a full read
+    or by a read of every claim."""
     settings = demo_settings().mongodb
     client = mongomock.MongoClient()
     plain, inner = Source(client, settings), Source(client, settings)
     plain.collection.insert_many(copy.deepcopy(BASE))
     indexed = IndexedClaims(inner)
-    indexed.read_all()
+    if start == "full read":
+        indexed.read_all()
+    else:
+        indexed.index.rebuild(inner.read_claims())
     for op, _id, body in writes:
         if op == "set":
             plain.collection.update_one({"_id": _id}, {"$set": body})

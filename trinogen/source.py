@@ -83,6 +83,12 @@ class Source:
         """Every document, in one query (a cursor dying mid-read fails the whole read)."""
         return self._find({}) + self.refused
 
+    def read_claims(self) -> list[RawDocument]:
+        """Every document with its _id and clusterId only, in one query: who claims what, for
+        the watcher's index of claimants (trinogen.watch.claimants) when it read no document
+        yet (a watcher resumed from a saved token runs no full sync at start)."""
+        return self._find({}, fields={"clusterId": 1}) + self.refused
+
     def read_targeted(self, doc_ids: Iterable[str], cluster_ids: Iterable[str]) -> list[RawDocument]:
         """The documents with these _ids, plus every document claiming these clusterIds, each
         once; a cursor dying mid-read fails the whole read. With clusterIds: one query, the `$or`
@@ -114,7 +120,8 @@ class Source:
         """Every document of the catalog library, in one query."""
         return self._find({}, self.catalogs) + self.refused_catalogs
 
-    def _find(self, query: Mapping[str, Any], collection: Any = None) -> list[RawDocument]:
+    def _find(self, query: Mapping[str, Any], collection: Any = None,
+              fields: Mapping[str, Any] | None = None) -> list[RawDocument]:
         self.queries += 1
         coll = self.collection if collection is None else collection
         options = getattr(coll, "codec_options", None)
@@ -124,7 +131,7 @@ class Source:
 
         try:
             # The projection saves a real server's bandwidth; in-process it would only cost copying.
-            projection = None if self.ephemeral else PROJECTION
+            projection = fields or (None if self.ephemeral else PROJECTION)
             if bsonread.speaks_bson(coll):  # documents arrive as raw BSON, measured before decoding
                 coll = coll.with_options(codec_options=bsonread.raw_options(options))
             return self._read(coll, query, projection, options)

@@ -12,17 +12,24 @@ What the index cannot know: a document written whose event is not processed yet.
 follows at once (the next batch): until then its claim waits, as it would had its write come a
 moment later. A clusterId that is no string (`["x"]`, which a server would match to "x") claims
 nothing either way (`model.claimed_cluster_id`); such a document is reported by its own batch and
-every full sync. Until the first full read (a watcher resumed from a saved token, before its
-first reconcile) the index is cold and reads go to the source unchanged.
+every full sync. A watcher resumed from a saved token runs no full sync at start: its first
+batch reads every document's _id and clusterId once (`read_claims`, one query) to fill the index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from trinogen.model import RawDocument, claimed_cluster_id
 from trinogen.ports import DocumentSource, StatusRecord
+
+
+class ClaimSource(DocumentSource, Protocol):
+    """A DocumentSource that can also tell who claims what (`trinogen.source.Source`)."""
+
+    def read_claims(self) -> list[RawDocument]:
+        """Every document, with at least its _id and clusterId."""
 
 
 class ClaimIndex:
@@ -73,7 +80,7 @@ class IndexedClaims:
     """A DocumentSource whose targeted reads ask `_id` equality only, the claimants of a
     clusterId coming from a ClaimIndex kept warm by its own reads (the watcher's source)."""
 
-    def __init__(self, inner: DocumentSource, index: ClaimIndex | None = None) -> None:
+    def __init__(self, inner: ClaimSource, index: ClaimIndex | None = None) -> None:
         self.inner = inner
         self.index = index if index is not None else ClaimIndex()
 
@@ -97,10 +104,10 @@ class IndexedClaims:
     def read_targeted(self, doc_ids: Iterable[str], cluster_ids: Iterable[str]
                       ) -> list[RawDocument]:
         """What `inner.read_targeted` returns (the documents with these _ids and every one
-        claiming these clusterIds), asked by `_id` only once the index is warm."""
+        claiming these clusterIds), asked by `_id` only."""
         keys, cids = set(doc_ids), set(cluster_ids)
-        if not self.index.warm:
-            return self.inner.read_targeted(keys, cids)
+        if not self.index.warm:  # no full read yet: who claims what, once
+            self.index.rebuild(self.inner.read_claims())
         asked = keys | self.index.claimants(cids)
         raws = self.inner.read_targeted(asked, ())
         self.index.learn(asked, raws)

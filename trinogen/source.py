@@ -183,22 +183,24 @@ class Source:
             return {}
         from pymongo.errors import PyMongoError
 
-        query = {} if keys is None else {"_id": {"$in": sorted(keys)}}
+        queries = [{}] if keys is None else _by_ids(sorted(keys))
         try:
-            return {d["_id"]: d for d in self.status.find(query)} if keys is None or keys else {}
+            return {d["_id"]: d for q in queries for d in self.status.find(q)}
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
     def write_status(self, records: Mapping[str, Mapping[str, Any]], removed: Iterable[str] = ()) -> int:
-        """Replace the status of the given clusters in two batched round trips; returns writes
-        (delete_many + insert_many: mongomock's bulk_write is broken with pymongo >= 4.11)."""
+        """Replace the status of the given clusters: delete_many (one per key for a few keys,
+        as `_by_ids`) + insert_many; returns writes (mongomock's bulk_write is broken with
+        pymongo >= 4.11)."""
         ids = sorted(set(records) | set(removed))
         if not ids or self.ephemeral:
             return 0
         from pymongo.errors import PyMongoError
 
         try:
-            self.status.delete_many({"_id": {"$in": ids}})
+            for query in _by_ids(ids):
+                self.status.delete_many(query)
             docs = [{"_id": cid, **rec} for cid, rec in sorted(records.items())]
             if docs:
                 self.status.insert_many(docs, ordered=False)
@@ -219,6 +221,15 @@ class Source:
             return int(self.status.bulk_write(ops, ordered=False).matched_count)
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
+
+
+def _by_ids(keys: list[str]) -> list[dict[str, Any]]:
+    """The queries for the status rows of these keys (text): one `_id` equality each for a few
+    (a watch batch's; FerretDB v1 answers only that from its index, `$in` by decoding every
+    row: 0.5-0.8 s per batch at 10,000 clusters), else one `$in`; none for no key."""
+    if len(keys) <= EQUALITY_IDS:
+        return [{"_id": k} for k in keys]
+    return [{"_id": {"$in": keys}}]
 
 
 def connect(settings: MongoSettings) -> Source:

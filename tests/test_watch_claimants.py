@@ -301,3 +301,28 @@ def test_a_watch_batch_reads_by_id_only_and_ends_as_a_query_based_sync(
     assert _status(rig.mongo.source) == _status(source)
     states = {k: v[0] for k, v in _status(source).items()}
     assert states["adhoc-dev"] == "pruned" and states["adhoc-renamed"] == "synced"
+
+
+def test_a_resumed_watcher_reads_every_claim_once_then_by_id(rig: Rig) -> None:
+    """A watcher resumed from a saved token runs no full sync: its first batch reads who claims
+    what once (every document, its clusterId only), and every batch reads by `_id` only."""
+    w1 = rig.watcher()
+    started(rig, w1)
+    rig.change("analytics-prod", "owner", "one")
+    drive(w1, until=synced(w1, 1))
+    w1.close()
+    log = FindLog(rig.mongo.source.collection)
+    rig.mongo.source.collection = log
+    projections: list[Any] = []
+    find = log.find
+    log.find = lambda q, *a, **k: projections.append(a[0] if a else None) or find(q, *a, **k)  # type: ignore[method-assign]
+
+    w2 = rig.watcher()
+    rig.change("adhoc-dev", "owner", "two")
+    drive(w2, until=synced(w2, 1))
+    rig.change("etl-batch", "owner", "three")
+    drive(w2, until=synced(w2, 2))
+    assert w2.metrics.counts["syncs_full_pushed"] + w2.metrics.counts["syncs_full_unchanged"] == 0
+    assert log.filters[0] == {} and set(projections[0]) <= {"_id", "clusterId"}
+    assert log.filters[1:] and all(set(q) == {"_id"} for q in log.filters[1:]), log.filters
+    assert rig.commits() == 4  # the initial sync, then one commit per batch

@@ -115,7 +115,6 @@ class Plan:
     clusters: tuple[ClusterChange, ...]
     problems: tuple[Problem, ...] = ()  # conflicts found while planning (cluster kept)
     refusal: str | None = None  # set when a guard refuses the run
-    repo_clusters: int = 0
 
     @property
     def empty(self) -> bool:
@@ -224,8 +223,9 @@ def make_plan(
     guards: Guards,
     targets: set[str] | None = None,  # cluster ids of a targeted run; None = all
     extra: Mapping[str, DesiredFile] | None = None,  # files of no cluster (the app-of-apps)
+    held: Mapping[str, CurrentFile] | None = None,  # a targeted run: only its clusters' files
 ) -> Plan:
-    repo = _repo_clusters(layout, current)
+    repo = _repo_clusters(layout, current if held is None else held)
     docs = Documents.of(failed, disabled, desired_docs)
     scope = set(repo) | set(desired) | docs.failed_ids
     if targets is not None:
@@ -238,8 +238,10 @@ def make_plan(
         else:
             _plan_absent(plan, cid, have, docs, guards)
     _plan_extra(plan, extra or {}, current)
-    refusal = refusal_of(plan.clusters, guards, len(repo))
-    return Plan(tuple(plan.files), tuple(plan.clusters), tuple(plan.problems), refusal, len(repo))
+    # a targeted run counts the fleet's clusters only when a guard asks (issue 22)
+    refusal = refusal_of(plan.clusters, guards, (lambda: len(repo)) if held is None
+                         else lambda: len(_repo_clusters(layout, current)))
+    return Plan(tuple(plan.files), tuple(plan.clusters), tuple(plan.problems), refusal)
 
 
 def _repo_clusters(layout: Layout, current: Mapping[str, CurrentFile]) -> dict[str, _RepoCluster]:
@@ -321,16 +323,17 @@ def _diff_cluster(cid: str, want: Mapping[str, DesiredFile], have: _RepoCluster,
     return ([] if conflicts else changes), conflicts
 
 
-def refusal_of(clusters: Iterable[ClusterChange], g: Guards, repo_count: int) -> str | None:
-    """Why the guards refuse a plan with these cluster changes, or None."""
+def refusal_of(clusters: Iterable[ClusterChange], g: Guards, count: Callable[[], int]) -> str | None:
+    """Why the guards refuse a plan with these cluster changes, or None; `count` (the
+    repository's clusters) is asked only when the changes are more than a guard's count."""
     changes = list(clusters)
-    return _empty_source(g, repo_count) or _mass_prune(
-        [c for c in changes if c.action == "prune"], g, repo_count) or _fleet_change(
-        [c for c in changes if c.action == "update"], g, repo_count)
+    return _empty_source(g, count) or _mass_prune(
+        [c for c in changes if c.action == "prune"], g, count) or _fleet_change(
+        [c for c in changes if c.action == "update"], g, count)
 
 
-def _empty_source(g: Guards, repo_count: int) -> str | None:
-    if g.full_run and g.documents_read == 0 and repo_count > 0 and not g.allow_empty:
+def _empty_source(g: Guards, count: Callable[[], int]) -> str | None:
+    if g.full_run and g.documents_read == 0 and not g.allow_empty and (repo_count := count()):
         return (
             f"the source returned no documents at all, while the repository holds {repo_count} "
             "clusters; refusing to prune them all. If the collection really is empty, run again "
@@ -348,27 +351,24 @@ def _named(changes: list[ClusterChange]) -> str:  # the first ten, for a refusal
     return ", ".join(c.cluster_id for c in changes[:10]) + (" ..." if len(changes) > 10 else "")
 
 
-def is_mass_prune(prunes: int, repo_count: int, g: Guards) -> bool:
-    """More prunes than both of the mass-prune limits."""
-    return _over_both(prunes, g.max_prune_count, g.max_prune_share, repo_count)
-
-
-def _mass_prune(prunes: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
-    if g.allow_mass_prune or not is_mass_prune(len(prunes), repo_count, g):
+def _mass_prune(prunes: list[ClusterChange], g: Guards, count: Callable[[], int]) -> str | None:
+    n = len(prunes)  # more than both of the mass-prune limits?
+    if g.allow_mass_prune or n <= g.max_prune_count or not _over_both(
+            n, g.max_prune_count, g.max_prune_share, repo_count := count()):
         return None
     return (
-        f"the run would prune {len(prunes)} of {repo_count} clusters ({_named(prunes)}), more than "
+        f"the run would prune {n} of {repo_count} clusters ({_named(prunes)}), more than "
         f"sync.max_prune_count ({g.max_prune_count}) and sync.max_prune_share "
         f"({g.max_prune_share:.0%}); check the source, then run again with --allow-mass-prune"
     )
 
 
-def _fleet_change(updates: list[ClusterChange], g: Guards, repo_count: int) -> str | None:
+def _fleet_change(updates: list[ClusterChange], g: Guards, count: Callable[[], int]) -> str | None:
     """Without waves, an update of more running clusters than both limits goes nowhere (with no
     rollout record a settings change and a mass edit look alike: both count, same blast radius)."""
     n = len(updates)
-    if g.allow_fleet_change or g.waves or not _over_both(
-            n, g.max_fleet_change_count, g.max_fleet_change_share, repo_count):
+    if g.allow_fleet_change or g.waves or n <= g.max_fleet_change_count or not _over_both(
+            n, g.max_fleet_change_count, g.max_fleet_change_share, repo_count := count()):
         return None
     return (
         f"the run would change {n} of {repo_count} running clusters at once ({_named(updates)}), "

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from trinogen.desired import Desired
@@ -48,8 +48,13 @@ class Planner:
 
     def __call__(self, tree: Mapping[str, str]) -> Plan:
         d = self.desired
-        current = current_files(tree, d, self.repo, self.owners)
-        plan = make_plan(layout=self.layout, current=current,
+        current: Mapping[str, CurrentFile]
+        if self.targets is None:
+            current, held = current_files(tree, d, self.repo, self.owners), None
+        else:  # a targeted run (a watch batch) looks at its clusters' files, not the fleet's
+            current = TreeFiles(tree, d, self.repo, self.owners)
+            held = {p: current[p] for p in files_of(self.layout, tree, self.targets)}
+        plan = make_plan(layout=self.layout, current=current, held=held,
                          desired=d.files, desired_docs=d.docs, failed=d.failed,
                          disabled=d.disabled, guards=self.guards, targets=self.targets,
                          extra=d.extra)
@@ -71,6 +76,60 @@ def current_files(
     heads = repo.heads(unknown)
     known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
     return {path: known[blob] for path, blob in tree.items()}
+
+
+class TreeFiles(Mapping[str, CurrentFile]):
+    """The repository's files with their headers, as `current_files` gives them, each made
+    when it is looked up: a targeted run looks up its clusters' files, the app-of-apps and the
+    Applications, not the ~70,000 files of 10,000 clusters on every watch batch (issue 22).
+    The headers no render-cache entry and no desired file tells are read from git in one batch,
+    when the first of them is looked up (in a steady watch: never)."""
+
+    def __init__(self, tree: Mapping[str, str], desired: Desired, repo: Repository,
+                 owners: Mapping[str, CacheEntry] | None) -> None:
+        self.tree, self.owners, self.repo = tree, owners or {}, repo
+        self.known = _desired_heads(desired)
+        self._read = False  # the unknown headers were read
+        self._headers: dict[int, FileHeader] = {}  # one per cache entry, shared by its files
+
+    def __getitem__(self, path: str) -> CurrentFile:
+        blob = self.tree[path]
+        found = self.known.get(blob)
+        if found is not None:
+            return found
+        entry = self.owners.get(blob)
+        if entry is None:
+            self._read_unknown()
+            return self.known[blob]
+        header = self._headers.get(id(entry))
+        if header is None:
+            header = self._headers[id(entry)] = FileHeader(entry.cluster_id, entry.doc_id)
+        return CurrentFile(blob, header)
+
+    def _read_unknown(self) -> None:
+        if self._read:
+            return
+        self._read = True
+        unknown = {b for b in self.tree.values() if b not in self.known and b not in self.owners}
+        heads = self.repo.heads(unknown)
+        self.known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tree)
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+
+def files_of(layout: Layout, tree: Mapping[str, str], clusters: Collection[str]) -> list[str]:
+    """The paths of these clusters' files (`Layout.cluster_of`), found by prefix when they are
+    few (one C-level test per path instead of a split)."""
+    if len(clusters) > 64:
+        return [p for p in tree if layout.cluster_of(p) in clusters]
+    heads = tuple(f"{layout.clusters_dir}/{c}/" for c in clusters)
+    apps = {f"{layout.applications_dir}/{c}.yaml" for c in clusters}
+    return [p for p in tree
+            if (p in apps or p.startswith(heads)) and layout.cluster_of(p) in clusters]
 
 
 def _desired_heads(desired: Desired) -> dict[str, CurrentFile]:

@@ -26,6 +26,7 @@ Modules, one job each:
     leadership  holding the lease over time: renew, take over, step down
     ports     the Protocols the loop depends on (lease, feed, stream)
     syncing   one sync through the pipeline, and its log line
+    claimants who claims which clusterId, as seen: a batch reads by `_id` only
     metrics   counters, and Prometheus series when prometheus_client is installed
     health    the /healthz verdict (pure), the liveness file, the HTTP server
     signals   SIGTERM/SIGINT to a stop request

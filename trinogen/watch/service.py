@@ -12,6 +12,7 @@ from typing import Any
 
 from trinogen.errors import ConfigError
 from trinogen.settings import Settings
+from trinogen.watch.claimants import IndexedClaims
 from trinogen.watch.feed import ChangeFeed, watched_pipeline
 from trinogen.watch.health import HealthServer
 from trinogen.watch.lease import Lease, WallClock, utcnow
@@ -49,7 +50,9 @@ def compose(settings: Settings, source: Any, stream_collection: Any, repo: Any, 
             stream_collection.database, w.max_await_ms, library=m.catalog_collection,
             pipeline=watched_pipeline([stream_collection.name, m.catalog_collection]),
             probe=stream_collection),
-        syncer=pipeline_syncer(settings, source, repo, reader_factory),
+        # The syncs read through the watcher's own index of claimants (issue 22): a batch asks
+        # `_id` equality only; the lease and the status go to `source` as before.
+        syncer=pipeline_syncer(settings, IndexedClaims(source), repo, reader_factory),
         where=f"{m.database}.{m.collection}", wall=wall,
         stale_after=max(60.0, 2 * w.lease_seconds, settings.git.timeout), **loop,
     )

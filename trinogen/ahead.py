@@ -110,6 +110,13 @@ class Ahead:
         found = self.rendered.get(id(cluster))
         return found[1] if found is not None and found[0] is cluster else None
 
+    def take(self, cluster: Cluster) -> Rendered | None:
+        """`files`, no longer kept here: the caller's, and the cluster is not held any more."""
+        found = self.files(cluster)
+        if found is not None:
+            del self.rendered[id(cluster)]
+        return found
+
 
 def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster]) -> list[Rendered]:
     """In a worker forked after the Vault read: each cluster's files, not inline."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from trinogen.ports import FanOut, ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.redact import value_tagger
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.secrets import SecretData, SecretUse
-from trinogen.served import Judge, Pending, Served
+from trinogen.served import Judge, Made, Pending, Served
 from trinogen.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -140,11 +141,12 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline)
     classified = _classify(served.misses, settings, library, served.judge(ahead.judge(
         lambda raw: model.classify(raw, settings, library))), held)
+    ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed],
                       library_read=library is not NO_LIBRARY)
-    clusters = list(classified.clusters)
+    clusters, classified.clusters = classified.clusters, []
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            ctx.reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
@@ -152,16 +154,17 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
                         held=held)
     clusters += rotated.clusters
+    rotated.clusters.clear()
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
     ahead.with_secrets(ctx.fan_out, clusters, secrets.data, renderer, inline=inline,
                        ready=lambda c: not secret_problems(c, secrets))
-    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress,
-               ahead=ahead)
-    desired.stopped.update(c.cluster_id for c in clusters
-                           if c.stopped and c.cluster_id in desired.files)  # rendered fine
-    served.record(_rendered(desired, clusters), secrets.versions)
+    made = render_all(desired, clusters, secrets, renderer, inline=inline,
+                      progress=ctx.progress, ahead=ahead)
+    desired.stopped.update(m.cluster_id for m in made
+                           if m.stopped and m.cluster_id in desired.files)  # rendered fine
+    served.record(_rendered(desired, made), secrets.versions)
     if inline:
         _collect_masks(desired, clusters, secrets)
     desired.extra = served.root_app(renderer.render_root_app)
@@ -215,11 +218,9 @@ def _add_served(desired: Desired, served: Served, settings: Settings) -> None:
                            if declares_stopped(raw.body, settings))
 
 
-def _rendered(
-    desired: Desired, clusters: Iterable[Cluster]
-) -> Iterator[tuple[Cluster, dict[str, str]]]:
+def _rendered(desired: Desired, made: Iterable[Made]) -> Iterator[tuple[Made, dict[str, str]]]:
     """Each cluster rendered in this run with its files' blob ids (lazily: only a cache asks)."""
-    for c in clusters:
+    for c in made:
         if desired.docs.get(c.cluster_id) == c.doc_id:
             yield c, {p: f.blob for p, f in desired.files[c.cluster_id].items()}
 
@@ -340,13 +341,19 @@ def _secret_keys(c: Cluster) -> set[str]:
 def render_all(
     desired: Desired, clusters: list[Cluster], secrets: Secrets, renderer: Renderer, *,
     inline: bool, progress: Progress, ahead: Ahead | None = None,
-) -> None:
+) -> list[Made]:
     """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed.
-    A cluster `ahead` rendered on another core (it uses no secret) is taken from there."""
-    total = len(clusters)
-    for i, cluster in enumerate(clusters, 1):
+    A cluster `ahead` rendered on another core (it uses no secret) is taken from there.
+    `clusters` is emptied (but inline: the masks need them): each is let go once rendered,
+    what the run needs of it kept as a `Made` (issue 22: the peak held them and the files)."""
+    total, made, queue = len(clusters), [], deque(clusters)
+    if not inline:
+        clusters.clear()
+    for i in range(1, total + 1):
+        cluster = queue.popleft()
+        made.append(Made.of(cluster))
         desired.warnings.extend(cluster.warnings)
-        done = ahead.files(cluster) if ahead is not None else None
+        done = ahead.take(cluster) if ahead is not None else None
         rendered = _render_one(cluster, secrets, renderer, inline) if done is None else done
         if isinstance(rendered, Failed):
             desired.failed.append(rendered)
@@ -355,6 +362,7 @@ def render_all(
         desired.files[cluster.cluster_id] = rendered
         if i % PROGRESS_EVERY == 0 or i == total:
             progress("render", i, total)
+    return made
 
 
 def _render_one(cluster: Cluster, secrets: Secrets, renderer: Renderer, inline: bool) -> Rendered:

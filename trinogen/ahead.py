@@ -16,22 +16,25 @@ clusters are rendered in the calling process, and no value travels in a pipe.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 from trinogen import model
 from trinogen.errors import Problem
-from trinogen.model import Cluster, Failed, Outcome, RawDocument, settled
+from trinogen.model import Classified, Cluster, Failed, RawDocument, settled
+from trinogen.model.claims import refusals
 from trinogen.model.library import Library
 from trinogen.plan import DesiredFile
 from trinogen.ports import FanOut
 from trinogen.render import LimitError, Renderer, RenderError
 from trinogen.secrets import Resolved
+from trinogen.served import Judge, Judged, Made
 from trinogen.settings import Settings
 
 Rendered = Failed | dict[str, DesiredFile]  # a cluster's files, or why it has none
-Judge = Callable[[RawDocument], Outcome]
+# A cluster to render, or what is kept of one a worker already rendered (its files in `Ahead`).
+Item = Cluster | Made
 
 
 def render_files(cluster: Cluster, resolved: Resolved, renderer: Renderer,
@@ -51,8 +54,8 @@ def render_files(cluster: Cluster, resolved: Resolved, renderer: Renderer,
 class Ahead:
     """What the workers found, by document and by cluster (empty: nothing was fanned out)."""
 
-    outcomes: dict[int, Outcome] = field(default_factory=dict)  # id(raw) -> its own outcome
-    rendered: dict[int, tuple[Cluster, Rendered]] = field(default_factory=dict)  # by id(cluster)
+    outcomes: dict[int, Judged] = field(default_factory=dict)  # id(raw) -> its own outcome
+    rendered: dict[int, tuple[Item, Rendered]] = field(default_factory=dict)  # by id(item)
 
     @classmethod
     def of(cls, fan_out: FanOut | None, raws: Sequence[RawDocument], settings: Settings,
@@ -71,11 +74,11 @@ class Ahead:
         ahead = cls()
         for raw, (outcome, rendered) in zip(done, head + (rest or []), strict=True):
             ahead.outcomes[id(raw)] = outcome
-            if rendered is not None and isinstance(outcome, Cluster):
+            if rendered is not None and isinstance(outcome, Cluster | Made):
                 ahead.rendered[id(outcome)] = (outcome, rendered)
         return ahead
 
-    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Cluster],
+    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Item],
                      resolved: Resolved, renderer: Renderer, *, ready: Callable[[Cluster], bool],
                      inline: bool) -> None:
         """Render through `fan_out`, after the Vault read, the clusters nobody rendered yet
@@ -90,32 +93,49 @@ class Ahead:
         for cluster, rendered in zip(todo, done or [], strict=done is not None):
             self.rendered[id(cluster)] = (cluster, rendered)
 
-    def _unrendered(self, clusters: Sequence[Cluster],
+    def _unrendered(self, clusters: Sequence[Item],
                     ready: Callable[[Cluster], bool]) -> list[Cluster]:
-        return [c for c in clusters if self.files(c) is None and ready(c)]
+        return [c for c in clusters if isinstance(c, Cluster) and self.files(c) is None
+                and ready(c)]
 
     def judge(self, classify: Judge) -> Judge:
         """`classify`, answered from the workers' outcome where there is one."""
         if not self.outcomes:
             return classify
 
-        def judged(raw: RawDocument) -> Outcome:
+        def judged(raw: RawDocument) -> Judged:
             found = self.outcomes.get(id(raw))
             return classify(raw) if found is None else found
 
         return judged
 
-    def files(self, cluster: Cluster) -> Rendered | None:
+    def files(self, cluster: Item) -> Rendered | None:
         """The cluster's render from a worker: only for this very cluster value."""
         found = self.rendered.get(id(cluster))
         return found[1] if found is not None and found[0] is cluster else None
 
-    def take(self, cluster: Cluster) -> Rendered | None:
+    def take_or(self, item: Item, render: Callable[[Cluster], Rendered]) -> Rendered:
+        """The item's files from a worker (`take`), else `render(item)` now."""
+        done = self.take(item)
+        if done is not None:
+            return done
+        if isinstance(item, Cluster):
+            return render(item)
+        # a bug: a Made comes from a worker's render only, its files kept here until taken
+        raise LookupError(f"cluster {item.cluster_id}: rendered ahead, its files lost")
+
+    def take(self, cluster: Item) -> Rendered | None:
         """`files`, no longer kept here: the caller's, and the cluster is not held any more."""
         found = self.files(cluster)
         if found is not None:
             del self.rendered[id(cluster)]
         return found
+
+
+def secret_paths(clusters: Iterable[Item]) -> set[str]:
+    """The Vault paths the clusters use (of one rendered ahead: those it used)."""
+    return {p for c in clusters for p in (c.secret_paths if isinstance(c, Made) else
+                                          (u.ref.secret_path for u in c.vault_uses))}
 
 
 def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster]) -> list[Rendered]:
@@ -134,20 +154,36 @@ def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocum
 
 
 def _work(settings: Settings, library: Library, renderer: Renderer, *,
-          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Outcome, Rendered | None]]]:
+          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Judged, Rendered | None]]]:
     """What a worker does with its documents: classify each on its own and render each
     secret-free cluster. Secret-free: it uses no Vault value, or this run reads none
     (`secrets.check` off and not inline: `read_secrets` returns nothing, so every cluster
-    renders without one, in a worker as in the caller)."""
+    renders without one, in a worker as in the caller). A cluster rendered is sent back as
+    a `Made`, not whole (issue 22: the Clusters of every core, unpickled here beside their
+    files and the documents, made the peak of a full sync); inline, whole: its masks need it."""
     reads_vault = settings.secrets.check or inline
 
-    def work(chunk: Sequence[RawDocument]) -> list[tuple[Outcome, Rendered | None]]:
-        out: list[tuple[Outcome, Rendered | None]] = []
+    def work(chunk: Sequence[RawDocument]) -> list[tuple[Judged, Rendered | None]]:
+        out: list[tuple[Judged, Rendered | None]] = []
         for raw in chunk:
             outcome = model.classify(raw, settings, library)
-            free = isinstance(outcome, Cluster) and not (reads_vault and outcome.vault_uses)
-            out.append((outcome, render_files(outcome, {}, renderer, inline)
-                        if free and isinstance(outcome, Cluster) else None))
+            if not isinstance(outcome, Cluster) or (reads_vault and outcome.vault_uses):
+                out.append((outcome, None))
+                continue
+            files = render_files(outcome, {}, renderer, inline)
+            out.append((outcome if inline else Made.of(outcome), files))
         return out
 
     return work
+
+
+def judge_all(raws: list[RawDocument], judge: Judge,
+              held: Mapping[str, str] | None) -> tuple[list[Item], Classified]:
+    """Each document's own outcome (`judge`), then the clusterIds several claim settled
+    (`model.claims`): the clusters to render or rendered ahead, in the documents' order, and
+    the other outcomes. A cluster rendered ahead that loses its clusterId fails as any does."""
+    outcomes = [judge(raw) for raw in raws]
+    for i, failed in refusals(outcomes, raws, held).items():
+        outcomes[i] = failed
+    return ([o for o in outcomes if isinstance(o, Cluster | Made)],
+            Classified.of(o for o in outcomes if not isinstance(o, Cluster | Made)))

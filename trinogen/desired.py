@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from trinogen import model
-from trinogen.ahead import Ahead, Rendered, render_files
+from trinogen.ahead import Ahead, Item, Rendered, judge_all, render_files, secret_paths
 from trinogen.cache import value_digest
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
@@ -139,22 +139,20 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
                            else _shared_catalogs(settings, library), pending=ctx.pending)
     # Before any Vault read: the workers fork without a secret and render none that uses one.
     ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline)
-    classified = _classify(served.misses, settings, library, served.judge(ahead.judge(
-        lambda raw: model.classify(raw, settings, library))), held)
+    clusters, classified = _classify(served.misses, settings, library, served.judge(
+        ahead.judge(lambda raw: model.classify(raw, settings, library))), held)
     ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed],
                       library_read=library is not NO_LIBRARY)
-    clusters, classified.clusters = classified.clusters, []
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            ctx.reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
-    rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
-                        held=held)
-    clusters += rotated.clusters
-    rotated.clusters.clear()
+    more, rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings,
+                              library, held=held)
+    clusters += more
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
@@ -171,10 +169,13 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     return desired
 
 
-def _classify(raws: list[RawDocument], settings: Settings, library: Library,
-              own: Judge | None = None, held: Mapping[str, str] | None = None) -> Classified:
+def _classify(
+    raws: list[RawDocument], settings: Settings, library: Library, own: Judge | None = None,
+    held: Mapping[str, str] | None = None,
+) -> tuple[list[Item], Classified]:
     """Validate what the cache could not serve (`own`: the cache's judge of one document;
-    `held`: clusterId -> the document _id the repository holds it for, for contested ones).
+    `held`: clusterId -> the document _id the repository holds it for, for contested ones):
+    the clusters (those rendered ahead as `Made`) in the documents' order, and the rest.
     Disabled documents are settled from their raw bodies (they claim no clusterId), so when
     nothing else is left, as in a sync where nothing changed, the validator is not even
     imported (`trinogen.model` loads it on first use)."""
@@ -182,9 +183,10 @@ def _classify(raws: list[RawDocument], settings: Settings, library: Library,
     for raw in raws:
         outcome = settled(raw)
         if not isinstance(outcome, Disabled):
-            return Classified.of(model.classify_all(raws, settings, library, own, held))
+            return judge_all(raws, own or (lambda r: model.classify(r, settings, library)),
+                             held)
         disabled.append(outcome)
-    return Classified.of(disabled)
+    return [], Classified.of(disabled)
 
 
 def _shared_catalogs(
@@ -226,10 +228,6 @@ def _rendered(desired: Desired, made: Iterable[Made]) -> Iterator[tuple[Made, di
 
 
 # --- secrets -------------------------------------------------------------------------------
-
-
-def secret_paths(clusters: Iterable[Cluster]) -> set[str]:
-    return {u.ref.secret_path for c in clusters for u in c.vault_uses}
 
 
 def read_secrets(
@@ -320,12 +318,12 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
         yield "faultTolerance.exchange", use
 
 
-def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:
+def _collect_masks(desired: Desired, clusters: Iterable[Item], secrets: Secrets) -> None:
     """Inline mode: the values, and the properties holding them, that diffs must hide."""
     for data in secrets.data.values():
         desired.secret_texts.update(v.reveal() for v in data.values.values())
-    for c in clusters:
-        desired.secret_keys.update(_secret_keys(c))
+    for c in clusters:  # inline, a worker sends each cluster it rendered whole, not a Made
+        desired.secret_keys.update(_secret_keys(c) if isinstance(c, Cluster) else ())
 
 
 def _secret_keys(c: Cluster) -> set[str]:
@@ -339,22 +337,24 @@ def _secret_keys(c: Cluster) -> set[str]:
 
 
 def render_all(
-    desired: Desired, clusters: list[Cluster], secrets: Secrets, renderer: Renderer, *,
+    desired: Desired, clusters: list[Item], secrets: Secrets, renderer: Renderer, *,
     inline: bool, progress: Progress, ahead: Ahead | None = None,
 ) -> list[Made]:
     """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed.
-    A cluster `ahead` rendered on another core (it uses no secret) is taken from there.
+    A cluster `ahead` rendered on another core (it uses no secret) is taken from there (what a
+    worker rendered arrives as a `Made`, its files in `ahead`).
     `clusters` is emptied (but inline: the masks need them): each is let go once rendered,
     what the run needs of it kept as a `Made` (issue 22: the peak held them and the files)."""
     total, made, queue = len(clusters), [], deque(clusters)
+    ahead = ahead or Ahead()
+    render: Callable[[Cluster], Rendered] = lambda c: _render_one(c, secrets, renderer, inline)
     if not inline:
         clusters.clear()
     for i in range(1, total + 1):
         cluster = queue.popleft()
-        made.append(Made.of(cluster))
+        made.append(cluster if isinstance(cluster, Made) else Made.of(cluster))
         desired.warnings.extend(cluster.warnings)
-        done = ahead.take(cluster) if ahead is not None else None
-        rendered = _render_one(cluster, secrets, renderer, inline) if done is None else done
+        rendered = ahead.take_or(cluster, render)
         if isinstance(rendered, Failed):
             desired.failed.append(rendered)
             continue

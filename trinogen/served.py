@@ -25,7 +25,6 @@ from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 # What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
 # as a digest (`cache.value_digest`); None when nothing, b"" when it cannot be told (not cached).
 Dependencies = Callable[[Mapping[str, Any]], bytes | None]
-Judge = Callable[[RawDocument], Outcome]
 # Whether a rollout holds this cluster's files this run whatever it renders to (clusterId, the
 # document): its entry then answers though git does not hold its blobs (trinogen.rollout.step).
 Pending = Callable[[str, RawDocument], bool]
@@ -45,6 +44,11 @@ class Made(NamedTuple):
     def of(cls, cluster: Cluster) -> Made:
         return cls(cluster.cluster_id, cluster.doc_id, cluster.stopped,
                    frozenset(u.ref.secret_path for u in cluster.vault_uses), cluster.warnings)
+
+
+# A document's own outcome; a `Made` when a worker rendered its cluster (`trinogen.ahead`).
+Judged = Outcome | Made
+Judge = Callable[[RawDocument], Judged]
 
 
 @dataclass
@@ -127,7 +131,7 @@ class Served:
         if cache is None:
             return classify
 
-        def judged(raw: RawDocument) -> Outcome:
+        def judged(raw: RawDocument) -> Judged:
             key = self.keys.get(raw.doc_id)
             known = cache.failure(key) if key else None
             if key and known is not None and known.doc_id == raw.doc_id:

@@ -124,17 +124,16 @@ class Context(NamedTuple):
     fan_out: FanOut | None = None
 
 
-def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
+def build_desired(ctx: Context, raws: list[RawDocument]) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
-
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
-    are neither validated nor rendered again.
-    """
+    are neither validated nor rendered again. `raws` is emptied once judged (issue 22: the
+    documents make room for the files); a caller that reads them afterwards passes a copy."""
     settings, renderer, library, held = ctx.settings, ctx.renderer, ctx.library, ctx.held
     inline, cache, tree = ctx.inline, ctx.cache, ctx.tree
     # Without a library read, no document references one: keys stay those of the bytes alone.
-    served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
+    served = Served.select(raws[:], renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library), pending=ctx.pending)
     # Before any Vault read: the workers fork without a secret and render none that uses one.
@@ -142,6 +141,8 @@ def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
     clusters, classified = _classify(served.misses, settings, library, served.judge(
         ahead.judge(lambda raw: model.classify(raw, settings, library))), held)
     ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
+    raws.clear()  # and no document that took the path is read again
+    served.misses.clear()
     # Each invalid catalog document once, then its users (each naming it).
     desired = Desired(disabled=classified.disabled,
                       failed=[*library.failed, *classified.failed],

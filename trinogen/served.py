@@ -37,13 +37,14 @@ class Made(NamedTuple):
     cluster_id: str
     doc_id: str
     stopped: bool
-    secret_paths: frozenset[str]
+    secret_paths: tuple[str, ...]  # sorted; a tuple: 9,000 frozensets took 2 MiB more
     warnings: tuple[Problem, ...]
 
     @classmethod
     def of(cls, cluster: Cluster) -> Made:
         return cls(cluster.cluster_id, cluster.doc_id, cluster.stopped,
-                   frozenset(u.ref.secret_path for u in cluster.vault_uses), cluster.warnings)
+                   tuple(sorted({u.ref.secret_path for u in cluster.vault_uses})),
+                   cluster.warnings)
 
 
 # A document's own outcome; a `Made` when a worker rendered its cluster (`trinogen.ahead`).

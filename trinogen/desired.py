@@ -137,15 +137,15 @@ def build_desired(ctx: Context, raws: list[RawDocument]) -> Desired:
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library), pending=ctx.pending)
     # Before any Vault read: the workers fork without a secret and render none that uses one.
-    ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline)
+    ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline,
+                     keep=ctx.pending is not None)  # with waves, the rollout step reads them
     clusters, classified = _classify(served.misses, settings, library, served.judge(
         ahead.judge(lambda raw: model.classify(raw, settings, library))), held)
     ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
-    raws.clear()  # and no document that took the path is read again
-    served.misses.clear()
+    for judged in (raws, served.misses):  # and no document that took the path is read again
+        judged.clear()
     # Each invalid catalog document once, then its users (each naming it).
-    desired = Desired(disabled=classified.disabled,
-                      failed=[*library.failed, *classified.failed],
+    desired = Desired(disabled=classified.disabled, failed=[*library.failed, *classified.failed],
                       library_read=library is not NO_LIBRARY)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            ctx.reader_factory, inline=inline)

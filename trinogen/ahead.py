@@ -23,7 +23,7 @@ from typing import Any
 
 from trinogen import model
 from trinogen.errors import Problem
-from trinogen.model import Classified, Cluster, Failed, RawDocument, settled
+from trinogen.model import Classified, Cluster, Disabled, Failed, RawDocument, settled
 from trinogen.model.claims import refusals
 from trinogen.model.library import Library
 from trinogen.plan import DesiredFile
@@ -65,9 +65,11 @@ class Ahead:
         takes the work (else nothing is done here and every step stays with the caller).
         Each document whose outcome is in lets its body go (`RawDocument.let_go`) as its chunk
         lands, unless the caller reads the documents again (`keep`)."""
-        todo = _worth(fan_out, raws)
+        todo, disabled = _worth(fan_out, raws)
         if fan_out is None or not todo:
             return cls()
+        for raw in [] if keep else disabled:  # settled again from what it keeps (its claims)
+            raw.let_go(raw.claims())
         work = _work(settings, library, renderer, inline=inline)
         # The first document here, before the fork: the validator and the templates it uses
         # are then loaded once, in this process, and every worker inherits them.
@@ -163,14 +165,21 @@ def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster
     return [render_files(c, resolved, renderer, False) for c in chunk]
 
 
-def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocument]:
-    """The documents to fan out: none unless enough of them need validating. Disabled and
-    refused documents are settled without validation and do not count (a no-op sync's misses
-    are mostly disabled documents: it never forks)."""
+def _worth(fan_out: FanOut | None,
+           raws: Sequence[RawDocument]) -> tuple[list[RawDocument], list[RawDocument]]:
+    """The documents to fan out, and the disabled ones: none unless enough need validating.
+    Disabled and refused documents are settled without validation and do not count (a no-op
+    sync's misses are mostly disabled documents: it never forks)."""
     if fan_out is None or not fan_out.wants(len(raws)):
-        return []
-    todo = [raw for raw in raws if settled(raw) is None]
-    return todo if todo and fan_out.wants(len(todo)) else []
+        return [], []
+    todo, disabled = [], []
+    for raw in raws:
+        done = settled(raw)
+        if done is None:
+            todo.append(raw)
+        elif isinstance(done, Disabled):
+            disabled.append(raw)
+    return (todo, disabled) if todo and fan_out.wants(len(todo)) else ([], [])
 
 
 def _work(settings: Settings, library: Library, renderer: Renderer, *,

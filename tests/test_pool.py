@@ -422,9 +422,9 @@ def _outputs(desired: Desired) -> dict[str, Any]:
 def test_a_pool_failing_after_chunks_landed_gives_the_serial_outcome(
         tmp_path: Path, landing: int) -> None:
     """Chunks that landed before the pool failed keep their outcomes though their documents'
-    bodies were let go (a disabled document's too: settled from its clusterId and enabled);
-    the rest is classified and rendered from intact documents; a clusterId claimed in the
-    first chunk and again in the last fails both, as serially."""
+    bodies were let go (a disabled document's too: its outcome noted first); the rest is
+    classified and rendered from intact documents; a clusterId claimed in the first chunk and
+    again in the last fails both, as serially (the claims noted before any was let go)."""
     settings = fleet_settings(tmp_path, 2, check=False)
     src, reader = fleet()
     order = list(src.docs)  # as read: the first chunk's second document, the last chunk's last
@@ -437,19 +437,17 @@ def test_a_pool_failing_after_chunks_landed_gives_the_serial_outcome(
     assert _outputs(pooled) == _outputs(serial)
     contested = {f.doc_id for f in serial.failed if f.cluster_id == src.docs[first]["clusterId"]}
     assert contested == {first, last}
-    claims = {r.doc_id: {k: src.docs[r.doc_id][k] for k in ("clusterId", "enabled")
-                         if k in src.docs[r.doc_id]} for r in given}
     whole = [r for r in given if r.body == src.docs[r.doc_id]]
-    assert all(r.body == claims[r.doc_id] for r in given if r not in whole)
-    enabled = [r for r in given if r.body.get("enabled") is not False]
+    assert all(r.body == {} for r in given if r not in whole)  # the others are let go
+    enabled = [r for r in given if src.docs[r.doc_id].get("enabled") is not False]
     # the first document (classified before the fan-out) and every one of no landed chunk
     assert len(whole) == len(enabled) - min(landing * 7, len(enabled) - 1)
 
 
 def test_a_real_pool_lets_every_judged_document_go(tmp_path: Path) -> None:
-    """With forked workers, every document fanned out keeps only its clusterId and enabled
-    once its chunk landed, a disabled one from the start; the outcome is the serial one (the
-    source's documents untouched)."""
+    """With forked workers, every document fanned out lets its body go once its chunk landed,
+    a disabled one from the start; the outcome is the serial one (the source's documents
+    untouched)."""
     settings = fleet_settings(tmp_path, 2, check=False)
     src, reader = fleet()
     kept = {k: dict(v) for k, v in src.docs.items()}
@@ -457,7 +455,7 @@ def test_a_real_pool_lets_every_judged_document_go(tmp_path: Path) -> None:
     given, pooled = _desired_of(settings, src, reader, ForkPool(2, 1, chunk=5))
     assert _outputs(pooled) == _outputs(serial)
     assert [r for r in given if r.body == src.docs[r.doc_id]] == given[:1]  # classified first
-    assert all(set(r.body) <= {"clusterId", "enabled"} for r in given[1:])
+    assert all(r.body == {} for r in given[1:])
     assert src.docs == kept
 
 

@@ -26,6 +26,7 @@ from trinogen.errors import Problem
 from trinogen.model import Classified, Cluster, Disabled, Failed, RawDocument, settled
 from trinogen.model.claims import refusals
 from trinogen.model.library import Library
+from trinogen.model.raw import contested_claims
 from trinogen.plan import DesiredFile
 from trinogen.ports import FanOut
 from trinogen.render import LimitError, Renderer, RenderError
@@ -57,48 +58,50 @@ class Ahead:
 
     outcomes: dict[int, Judged] = field(default_factory=dict)  # id(raw) -> its own outcome
     rendered: dict[int, tuple[Item, Rendered]] = field(default_factory=dict)  # by id(item)
+    # The clusterIds several documents claim (`raw.contested_claims`), noted before any was
+    # let go; None: no document was, the claims rule reads them.
+    contested: dict[str, list[int]] | None = None
 
     @classmethod
     def of(cls, fan_out: FanOut | None, raws: Sequence[RawDocument], settings: Settings,
            library: Library, renderer: Renderer, *, inline: bool, keep: bool = False) -> Ahead:
         """Classify `raws` and render their secret-free clusters through `fan_out`, if it
         takes the work (else nothing is done here and every step stays with the caller).
-        Each document whose outcome is in lets its body go (`RawDocument.let_go`) as its chunk
-        lands, unless the caller reads the documents again (`keep`)."""
+        Each document whose outcome is in lets its body go (`RawDocument.let_go`): a disabled
+        one before the fork, the others as their chunk lands; not if the caller reads the
+        documents again (`keep`)."""
         todo, disabled = _worth(fan_out, raws)
         if fan_out is None or not todo:
             return cls()
-        for raw in [] if keep else disabled:  # settled again from what it keeps (its claims)
-            raw.let_go(raw.claims())
+        ahead, rest = cls(contested=None if keep else contested_claims(raws)), todo[1:]
+        for raw, outcome in disabled:
+            ahead.outcomes[id(raw)] = outcome
+            if not keep:
+                raw.let_go()
         work = _work(settings, library, renderer, inline=inline)
         # The first document here, before the fork: the validator and the templates it uses
         # are then loaded once, in this process, and every worker inherits them.
-        ahead, rest = cls(), todo[1:]
-        ahead._record(todo[:1], work(todo[:1]))
+        ahead._record(todo[:1], work(todo[:1]), let_go=False)
         # Recorded as each chunk lands, its documents let go: what a chunk's documents held
         # makes room for the next chunks' files (issue 22: the peak of a full sync held every
-        # document beside every file). What each keeps is made before the fork, all in one
-        # place: made as each lands, those small dicts pinned the memory the bodies freed
-        # (9 MiB more at the peak). The answer, if any, holds the same results again.
-        landed = None if keep else partial(ahead._landed, rest, [r.claims() for r in rest])
+        # document beside every file). The answer, if any, holds the same results again.
+        landed = None if keep else partial(ahead._landed, rest)
         done = fan_out(work, rest, landed)
         if done is not None:  # else the caller does the rest itself (what landed is recorded)
-            ahead._record(rest, done)
+            ahead._record(rest, done, let_go=False)
         return ahead
 
-    def _landed(self, raws: Sequence[RawDocument], kept: Sequence[Mapping[str, Any]],
-                start: int, results: list[Any]) -> None:
-        end = start + len(results)
-        self._record(raws[start:end], results, kept[start:end])
+    def _landed(self, raws: Sequence[RawDocument], start: int, results: list[Any]) -> None:
+        self._record(raws[start:start + len(results)], results, let_go=True)
 
     def _record(self, raws: Sequence[RawDocument], results: list[tuple[Judged, Rendered | None]],
-                kept: Sequence[Mapping[str, Any]] | None = None) -> None:
-        for i, (raw, (outcome, rendered)) in enumerate(zip(raws, results, strict=True)):
+                *, let_go: bool) -> None:
+        for raw, (outcome, rendered) in zip(raws, results, strict=True):
             self.outcomes[id(raw)] = outcome
             if rendered is not None and isinstance(outcome, Cluster | Made):
                 self.rendered[id(outcome)] = (outcome, rendered)
-            if kept is not None:  # only once its outcome is here: never classified again
-                raw.let_go(kept[i])
+            if let_go:  # only once its outcome is here: never classified again
+                raw.let_go()
 
     def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Item],
                      resolved: Resolved, renderer: Renderer, *, ready: Callable[[Cluster], bool],
@@ -165,11 +168,11 @@ def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster
     return [render_files(c, resolved, renderer, False) for c in chunk]
 
 
-def _worth(fan_out: FanOut | None,
-           raws: Sequence[RawDocument]) -> tuple[list[RawDocument], list[RawDocument]]:
-    """The documents to fan out, and the disabled ones: none unless enough need validating.
-    Disabled and refused documents are settled without validation and do not count (a no-op
-    sync's misses are mostly disabled documents: it never forks)."""
+def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]
+           ) -> tuple[list[RawDocument], list[tuple[RawDocument, Disabled]]]:
+    """The documents to fan out, and the disabled ones with their outcome: none unless enough
+    need validating. Disabled and refused documents are settled without validation and do not
+    count (a no-op sync's misses are mostly disabled documents: it never forks)."""
     if fan_out is None or not fan_out.wants(len(raws)):
         return [], []
     todo, disabled = [], []
@@ -178,7 +181,7 @@ def _worth(fan_out: FanOut | None,
         if done is None:
             todo.append(raw)
         elif isinstance(done, Disabled):
-            disabled.append(raw)
+            disabled.append((raw, done))
     return (todo, disabled) if todo and fan_out.wants(len(todo)) else ([], [])
 
 
@@ -206,13 +209,13 @@ def _work(settings: Settings, library: Library, renderer: Renderer, *,
     return work
 
 
-def judge_all(raws: list[RawDocument], judge: Judge,
-              held: Mapping[str, str] | None) -> tuple[list[Item], Classified]:
+def judge_all(raws: list[RawDocument], judge: Judge, held: Mapping[str, str] | None,
+              contested: Mapping[str, list[int]] | None = None) -> tuple[list[Item], Classified]:
     """Each document's own outcome (`judge`), then the clusterIds several claim settled
     (`model.claims`): the clusters to render or rendered ahead, in the documents' order, and
     the other outcomes. A cluster rendered ahead that loses its clusterId fails as any does."""
     outcomes = [judge(raw) for raw in raws]
-    for i, failed in refusals(outcomes, raws, held).items():
+    for i, failed in refusals(outcomes, raws, held, contested).items():
         outcomes[i] = failed
     return ([o for o in outcomes if isinstance(o, Cluster | Made)],
             Classified.of(o for o in outcomes if not isinstance(o, Cluster | Made)))

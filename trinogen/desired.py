@@ -140,7 +140,7 @@ def build_desired(ctx: Context, raws: list[RawDocument]) -> Desired:
     ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline,
                      keep=ctx.pending is not None)  # with waves, the rollout step reads them
     clusters, classified = _classify(served.misses, settings, library, served.judge(
-        ahead.judge(lambda raw: model.classify(raw, settings, library))), held)
+        ahead.judge(lambda raw: model.classify(raw, settings, library))), held, ahead.contested)
     ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
     for judged in (raws, served.misses):  # and no document that took the path is read again
         judged.clear()
@@ -172,11 +172,11 @@ def build_desired(ctx: Context, raws: list[RawDocument]) -> Desired:
 
 def _classify(
     raws: list[RawDocument], settings: Settings, library: Library, own: Judge | None = None,
-    held: Mapping[str, str] | None = None,
+    held: Mapping[str, str] | None = None, contested: Mapping[str, list[int]] | None = None,
 ) -> tuple[list[Item], Classified]:
     """Validate what the cache could not serve (`own`: the cache's judge of one document;
-    `held`: clusterId -> the document _id the repository holds it for, for contested ones):
-    the clusters (those rendered ahead as `Made`) in the documents' order, and the rest.
+    `held`: clusterId -> the document _id the repository holds it for, for contested ones;
+    `contested`: `Ahead.contested`): the clusters (rendered ahead: `Made`) in order, the rest.
     Disabled documents are settled from their raw bodies (they claim no clusterId), so when
     nothing else is left, as in a sync where nothing changed, the validator is not even
     imported (`trinogen.model` loads it on first use)."""
@@ -185,7 +185,7 @@ def _classify(
         outcome = settled(raw)
         if not isinstance(outcome, Disabled):
             return judge_all(raws, own or (lambda r: model.classify(r, settings, library)),
-                             held)
+                             held, contested)
         disabled.append(outcome)
     return [], Classified.of(disabled)
 

@@ -47,11 +47,13 @@ def settle_clusters(outcomes: list[Outcome], raws: Sequence[RawDocument],
 
 
 def refusals(outcomes: Sequence[Claimant], raws: Sequence[RawDocument],
-             held: Mapping[str, str] | None) -> dict[int, Failed]:
+             held: Mapping[str, str] | None,
+             claims: Mapping[str, list[int]] | None = None) -> dict[int, Failed]:
     """The outcomes (by index, as `raws`) the rule turns into failures: any outcome of a
-    document, also what a worker kept of a cluster it rendered (`served.Made`)."""
+    document, also what a worker kept of a cluster it rendered (`served.Made`). `claims`:
+    `raw.contested_claims(raws)`, noted before their bodies were let go (None: read now)."""
     out: dict[int, Failed] = {}
-    for cid, idxs in enabled_claims(raws).items():
+    for cid, idxs in (enabled_claims(raws) if claims is None else claims).items():
         if len(idxs) < 2:
             continue
         ids = [outcomes[i].doc_id for i in idxs]

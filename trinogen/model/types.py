@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.errors import Problem
@@ -298,19 +299,15 @@ class RawDocument:
     # then needs no second encoding of the document).
     digest: bytes | None = field(default=None, compare=False, repr=False)
 
-    def claims(self) -> dict[str, Any]:
-        """What is read of the body once the document is judged: the clusterId it claims and
-        whether it is enabled (`raw.enabled_claims`, `raw.settled`)."""
-        return {k: self.body[k] for k in _JUDGED_FIELDS if k in self.body}
-
-    def let_go(self, kept: Mapping[str, Any]) -> None:
-        """Once judged (`trinogen.ahead`), the body becomes `kept`, its `claims()`: the rest of
-        the decoded document is freed (issue 22: at 10,000 documents they held ~50 MiB beside
-        the rendered files). The source's own mapping is left as it is."""
-        object.__setattr__(self, "body", kept)  # frozen: replaced once, by this method only
+    def let_go(self) -> None:
+        """Once judged (`trinogen.ahead`: its outcome recorded, the clusterIds it may contest
+        noted), the body is read no more: it becomes an empty mapping, and the decoded
+        document is freed (issue 22: at 10,000 documents they held ~50 MiB beside the
+        rendered files). The source's own mapping is left as it is."""
+        object.__setattr__(self, "body", JUDGED)  # frozen: replaced once, by this method only
 
 
-_JUDGED_FIELDS = ("clusterId", "enabled")
+JUDGED: Mapping[str, Any] = MappingProxyType({})  # the body of a document let go
 
 
 @dataclass

@@ -99,6 +99,26 @@ def test_documents_read_share_their_keys_and_keep_their_values() -> None:
     assert next(iter(second)) is next(iter(first))
 
 
+def test_documents_read_share_their_string_values_in_dicts_and_lists() -> None:
+    """Equal string values of two documents of one read are one string (issue 22's memory),
+    in nested dicts and in lists alike; other values and unequal strings are left as they are."""
+    doc = {"_id": 1, "trinoVersion": "476", "tags": ["a-tag", 7, "b-tag"],
+           "catalogs": [{"name": "hive", "properties": {"hive.metastore.uri": "thrift://m"}}]}
+    raw = bson.encode(doc)
+    keys: dict[str, str] = {}
+    first, second = (bsonread.read(RawBSONDocument(raw), 10_000, OPTIONS, keys).body
+                     for _ in "ab")
+    assert first is not None and second is not None
+    assert first == second == bson.decode(raw, OPTIONS)
+    assert second["trinoVersion"] is first["trinoVersion"]
+    assert second["tags"][0] is first["tags"][0] and second["tags"][2] is first["tags"][2]
+    uri = [d["catalogs"][0]["properties"]["hive.metastore.uri"] for d in (first, second)]
+    assert uri[1] is uri[0] and uri[0] == "thrift://m"
+    other = bsonread.read(RawBSONDocument(bson.encode({"_id": 2, "trinoVersion": "475"})),
+                          10_000, OPTIONS, keys).body
+    assert other is not None and other["trinoVersion"] == "475"
+
+
 def test_a_document_nested_too_deep_to_share_is_read_as_decoded() -> None:
     """Sharing keys never fails a read: a document nested past Python's recursion limit is
     handed over as bson decoded it."""

@@ -19,8 +19,11 @@ from bench import gen_docs
 from tests import kitchen_sink
 from tests.fakes import FakeCache, FakeReader, FakeRepo, FakeSource
 from trinogen import pipeline
+from trinogen.desired import Context, Desired, build_desired
 from trinogen.errors import ConfigError
+from trinogen.model.library import NO_LIBRARY
 from trinogen.pool import MAX_AUTO_WORKERS, ForkPool, quota_cpus, usable_cpus, worker_count
+from trinogen.render import Renderer
 from trinogen.settings import Settings, load_settings
 from trinogen.source import doc_key
 
@@ -235,7 +238,7 @@ class Recording:
         self.sizes.append(count)
         return False
 
-    def __call__(self, work: Any, items: Sequence[Any]) -> None:
+    def __call__(self, work: Any, items: Sequence[Any], landed: Any = None) -> None:
         raise AssertionError("a declined fan-out is never called")
 
 
@@ -345,7 +348,7 @@ class Crossing:
     def wants(self, count: int) -> bool:
         return True
 
-    def __call__(self, work: Any, items: Sequence[Any]) -> list[Any]:
+    def __call__(self, work: Any, items: Sequence[Any], landed: Any = None) -> list[Any]:
         results = work(items)
         self.sent.append(pickle.dumps(results))
         return results  # type: ignore[no-any-return]
@@ -379,3 +382,107 @@ def test_collections_resume_after_the_pool() -> None:
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert ForkPool(2, 0)(lambda chunk: 1 / 0, list(range(100))) is None
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+class LandsThenFails:
+    """Stands in for trinogen.pool when it fails part-way: it computes the first `landing`
+    chunks of `chunk` items here, tells each through `landed`, then gives up (None), as the
+    pool does when it fails after some chunks arrived; the caller then works serially."""
+
+    def __init__(self, landing: int, chunk: int = 7) -> None:
+        self.landing, self.chunk = landing, chunk
+
+    def wants(self, count: int) -> bool:
+        return True
+
+    def __call__(self, work: Any, items: Sequence[Any], landed: Any = None) -> None:
+        for start in range(0, min(len(items), self.landing * self.chunk), self.chunk):
+            if landed is not None:
+                landed(start, work(items[start:start + self.chunk]))
+
+
+def _desired_of(settings: Settings, src: FakeSource, reader: FakeReader,
+                fan_out: Any) -> tuple[list[Any], Desired]:
+    """build_desired over the source's documents (the list it was given, then emptied)."""
+    raws = src.read_all()
+    given = list(raws)
+    desired = build_desired(Context(
+        settings, Renderer(settings), lambda: reader, fan_out=fan_out), raws)
+    assert raws == []  # handed over
+    return given, desired
+
+
+def _outputs(desired: Desired) -> dict[str, Any]:
+    return {"files": desired.files, "docs": desired.docs, "failed": desired.failed,
+            "disabled": desired.disabled, "warnings": desired.warnings,
+            "stopped": desired.stopped}
+
+
+@pytest.mark.parametrize("landing", [1, 3, 100])
+def test_a_pool_failing_after_chunks_landed_gives_the_serial_outcome(
+        tmp_path: Path, landing: int) -> None:
+    """Chunks that landed before the pool failed keep their outcomes though their documents'
+    bodies were let go (a disabled document's too: its outcome noted first); the rest is
+    classified and rendered from intact documents; a clusterId claimed in the first chunk and
+    again in the last fails both, as serially (the claims noted before any was let go)."""
+    settings = fleet_settings(tmp_path, 2, check=False)
+    src, reader = fleet()
+    order = list(src.docs)  # as read: the first chunk's second document, the last chunk's last
+    first, last = order[1], order[-1]
+    src.docs[last] = {**src.docs[last], "clusterId": src.docs[first]["clusterId"],
+                      "enabled": True}
+    src.docs[first] = {**src.docs[first], "enabled": True}
+    _, serial = _desired_of(settings, src, reader, None)
+    given, pooled = _desired_of(settings, src, reader, LandsThenFails(landing))
+    assert _outputs(pooled) == _outputs(serial)
+    contested = {f.doc_id for f in serial.failed if f.cluster_id == src.docs[first]["clusterId"]}
+    assert contested == {first, last}
+    whole = [r for r in given if r.body == src.docs[r.doc_id]]
+    assert all(r.body == {} for r in given if r not in whole)  # the others are let go
+    enabled = [r for r in given if src.docs[r.doc_id].get("enabled") is not False]
+    # the first document (classified before the fan-out) and every one of no landed chunk
+    assert len(whole) == len(enabled) - min(landing * 7, len(enabled) - 1)
+
+
+def test_a_real_pool_lets_every_judged_document_go(tmp_path: Path) -> None:
+    """With forked workers, every document fanned out lets its body go once its chunk landed,
+    a disabled one from the start; the outcome is the serial one (the source's documents
+    untouched)."""
+    settings = fleet_settings(tmp_path, 2, check=False)
+    src, reader = fleet()
+    kept = {k: dict(v) for k, v in src.docs.items()}
+    _, serial = _desired_of(settings, src, reader, None)
+    given, pooled = _desired_of(settings, src, reader, ForkPool(2, 1, chunk=5))
+    assert _outputs(pooled) == _outputs(serial)
+    assert [r for r in given if r.body == src.docs[r.doc_id]] == given[:1]  # classified first
+    assert all(r.body == {} for r in given[1:])
+    assert src.docs == kept
+
+
+def test_with_waves_the_documents_are_kept_whole(tmp_path: Path) -> None:
+    """When the rollout step reads the documents after the render (waves), no body is let go."""
+    from trinogen.ahead import Ahead
+
+    settings = fleet_settings(tmp_path, 2, check=False)
+    src, _ = fleet()
+    raws = src.read_all()
+    Ahead.of(LandsThenFails(100), raws, settings, NO_LIBRARY, Renderer(settings),
+             inline=False, keep=True)
+    assert [r.body for r in raws] == list(src.docs.values())
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_worker_sends_back_no_cluster_but_inline(tmp_path: Path, inline: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster a worker rendered comes back as what the run needs of it (served.Made), not
+    as the Cluster (issue 22's memory); inline, whole, as its secret masks read it."""
+    from trinogen.model import Cluster
+    from trinogen.served import Made
+
+    crossing = Crossing()
+    monkeypatch.setattr(pipeline, "_fan_out", lambda settings: crossing)
+    src, reader = fleet()
+    pipeline.render(fleet_settings(tmp_path, 2), src, tmp_path / "out",
+                    reader_factory=lambda: reader, inline=inline)
+    outcomes = [o for o, rendered in pickle.loads(crossing.sent[0]) if rendered is not None]
+    assert outcomes and all(isinstance(o, Cluster if inline else Made) for o in outcomes)

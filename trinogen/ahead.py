@@ -16,22 +16,27 @@ clusters are rendered in the calling process, and no value travels in a pipe.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from trinogen import model
 from trinogen.errors import Problem
-from trinogen.model import Cluster, Failed, Outcome, RawDocument, settled
+from trinogen.model import Classified, Cluster, Disabled, Failed, RawDocument, settled
+from trinogen.model.claims import refusals
 from trinogen.model.library import Library
+from trinogen.model.raw import contested_claims
 from trinogen.plan import DesiredFile
 from trinogen.ports import FanOut
 from trinogen.render import LimitError, Renderer, RenderError
 from trinogen.secrets import Resolved
+from trinogen.served import Judge, Judged, Made
 from trinogen.settings import Settings
 
 Rendered = Failed | dict[str, DesiredFile]  # a cluster's files, or why it has none
-Judge = Callable[[RawDocument], Outcome]
+# A cluster to render, or what is kept of one a worker already rendered (its files in `Ahead`).
+Item = Cluster | Made
 
 
 def render_files(cluster: Cluster, resolved: Resolved, renderer: Renderer,
@@ -51,31 +56,54 @@ def render_files(cluster: Cluster, resolved: Resolved, renderer: Renderer,
 class Ahead:
     """What the workers found, by document and by cluster (empty: nothing was fanned out)."""
 
-    outcomes: dict[int, Outcome] = field(default_factory=dict)  # id(raw) -> its own outcome
-    rendered: dict[int, tuple[Cluster, Rendered]] = field(default_factory=dict)  # by id(cluster)
+    outcomes: dict[int, Judged] = field(default_factory=dict)  # id(raw) -> its own outcome
+    rendered: dict[int, tuple[Item, Rendered]] = field(default_factory=dict)  # by id(item)
+    # The clusterIds several documents claim (`raw.contested_claims`), noted before any was
+    # let go; None: no document was, the claims rule reads them.
+    contested: dict[str, list[int]] | None = None
 
     @classmethod
     def of(cls, fan_out: FanOut | None, raws: Sequence[RawDocument], settings: Settings,
-           library: Library, renderer: Renderer, *, inline: bool) -> Ahead:
+           library: Library, renderer: Renderer, *, inline: bool, keep: bool = False) -> Ahead:
         """Classify `raws` and render their secret-free clusters through `fan_out`, if it
-        takes the work (else nothing is done here and every step stays with the caller)."""
-        todo = _worth(fan_out, raws)
+        takes the work (else nothing is done here and every step stays with the caller).
+        Each document whose outcome is in lets its body go (`RawDocument.let_go`): a disabled
+        one before the fork, the others as their chunk lands; not if the caller reads the
+        documents again (`keep`)."""
+        todo, disabled = _worth(fan_out, raws)
         if fan_out is None or not todo:
             return cls()
+        ahead, rest = cls(contested=None if keep else contested_claims(raws)), todo[1:]
+        for raw, outcome in disabled:
+            ahead.outcomes[id(raw)] = outcome
+            if not keep:
+                raw.let_go()
         work = _work(settings, library, renderer, inline=inline)
         # The first document here, before the fork: the validator and the templates it uses
         # are then loaded once, in this process, and every worker inherits them.
-        head = work(todo[:1])
-        rest = fan_out(work, todo[1:])
-        done = todo if rest is not None else todo[:1]  # else the caller does the rest itself
-        ahead = cls()
-        for raw, (outcome, rendered) in zip(done, head + (rest or []), strict=True):
-            ahead.outcomes[id(raw)] = outcome
-            if rendered is not None and isinstance(outcome, Cluster):
-                ahead.rendered[id(outcome)] = (outcome, rendered)
+        ahead._record(todo[:1], work(todo[:1]), let_go=False)
+        # Recorded as each chunk lands, its documents let go: what a chunk's documents held
+        # makes room for the next chunks' files (issue 22: the peak of a full sync held every
+        # document beside every file). The answer, if any, holds the same results again.
+        landed = None if keep else partial(ahead._landed, rest)
+        done = fan_out(work, rest, landed)
+        if done is not None:  # else the caller does the rest itself (what landed is recorded)
+            ahead._record(rest, done, let_go=False)
         return ahead
 
-    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Cluster],
+    def _landed(self, raws: Sequence[RawDocument], start: int, results: list[Any]) -> None:
+        self._record(raws[start:start + len(results)], results, let_go=True)
+
+    def _record(self, raws: Sequence[RawDocument], results: list[tuple[Judged, Rendered | None]],
+                *, let_go: bool) -> None:
+        for raw, (outcome, rendered) in zip(raws, results, strict=True):
+            self.outcomes[id(raw)] = outcome
+            if rendered is not None and isinstance(outcome, Cluster | Made):
+                self.rendered[id(outcome)] = (outcome, rendered)
+            if let_go:  # only once its outcome is here: never classified again
+                raw.let_go()
+
+    def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Item],
                      resolved: Resolved, renderer: Renderer, *, ready: Callable[[Cluster], bool],
                      inline: bool) -> None:
         """Render through `fan_out`, after the Vault read, the clusters nobody rendered yet
@@ -90,25 +118,49 @@ class Ahead:
         for cluster, rendered in zip(todo, done or [], strict=done is not None):
             self.rendered[id(cluster)] = (cluster, rendered)
 
-    def _unrendered(self, clusters: Sequence[Cluster],
+    def _unrendered(self, clusters: Sequence[Item],
                     ready: Callable[[Cluster], bool]) -> list[Cluster]:
-        return [c for c in clusters if self.files(c) is None and ready(c)]
+        return [c for c in clusters if isinstance(c, Cluster) and self.files(c) is None
+                and ready(c)]
 
     def judge(self, classify: Judge) -> Judge:
         """`classify`, answered from the workers' outcome where there is one."""
         if not self.outcomes:
             return classify
 
-        def judged(raw: RawDocument) -> Outcome:
+        def judged(raw: RawDocument) -> Judged:
             found = self.outcomes.get(id(raw))
             return classify(raw) if found is None else found
 
         return judged
 
-    def files(self, cluster: Cluster) -> Rendered | None:
+    def files(self, cluster: Item) -> Rendered | None:
         """The cluster's render from a worker: only for this very cluster value."""
         found = self.rendered.get(id(cluster))
         return found[1] if found is not None and found[0] is cluster else None
+
+    def take_or(self, item: Item, render: Callable[[Cluster], Rendered]) -> Rendered:
+        """The item's files from a worker (`take`), else `render(item)` now."""
+        done = self.take(item)
+        if done is not None:
+            return done
+        if isinstance(item, Cluster):
+            return render(item)
+        # a bug: a Made comes from a worker's render only, its files kept here until taken
+        raise LookupError(f"cluster {item.cluster_id}: rendered ahead, its files lost")
+
+    def take(self, cluster: Item) -> Rendered | None:
+        """`files`, no longer kept here: the caller's, and the cluster is not held any more."""
+        found = self.files(cluster)
+        if found is not None:
+            del self.rendered[id(cluster)]
+        return found
+
+
+def secret_paths(clusters: Iterable[Item]) -> set[str]:
+    """The Vault paths the clusters use (of one rendered ahead: those it used)."""
+    return {p for c in clusters for p in (c.secret_paths if isinstance(c, Made) else
+                                          (u.ref.secret_path for u in c.vault_uses))}
 
 
 def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster]) -> list[Rendered]:
@@ -116,31 +168,54 @@ def _render_each(resolved: Resolved, renderer: Renderer, chunk: Sequence[Cluster
     return [render_files(c, resolved, renderer, False) for c in chunk]
 
 
-def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]) -> list[RawDocument]:
-    """The documents to fan out: none unless enough of them need validating. Disabled and
-    refused documents are settled without validation and do not count (a no-op sync's misses
-    are mostly disabled documents: it never forks)."""
+def _worth(fan_out: FanOut | None, raws: Sequence[RawDocument]
+           ) -> tuple[list[RawDocument], list[tuple[RawDocument, Disabled]]]:
+    """The documents to fan out, and the disabled ones with their outcome: none unless enough
+    need validating. Disabled and refused documents are settled without validation and do not
+    count (a no-op sync's misses are mostly disabled documents: it never forks)."""
     if fan_out is None or not fan_out.wants(len(raws)):
-        return []
-    todo = [raw for raw in raws if settled(raw) is None]
-    return todo if todo and fan_out.wants(len(todo)) else []
+        return [], []
+    todo, disabled = [], []
+    for raw in raws:
+        done = settled(raw)
+        if done is None:
+            todo.append(raw)
+        elif isinstance(done, Disabled):
+            disabled.append((raw, done))
+    return (todo, disabled) if todo and fan_out.wants(len(todo)) else ([], [])
 
 
 def _work(settings: Settings, library: Library, renderer: Renderer, *,
-          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Outcome, Rendered | None]]]:
+          inline: bool) -> Callable[[Sequence[RawDocument]], list[tuple[Judged, Rendered | None]]]:
     """What a worker does with its documents: classify each on its own and render each
     secret-free cluster. Secret-free: it uses no Vault value, or this run reads none
     (`secrets.check` off and not inline: `read_secrets` returns nothing, so every cluster
-    renders without one, in a worker as in the caller)."""
+    renders without one, in a worker as in the caller). A cluster rendered is sent back as
+    a `Made`, not whole (issue 22: the Clusters of every core, unpickled here beside their
+    files and the documents, made the peak of a full sync); inline, whole: its masks need it."""
     reads_vault = settings.secrets.check or inline
 
-    def work(chunk: Sequence[RawDocument]) -> list[tuple[Outcome, Rendered | None]]:
-        out: list[tuple[Outcome, Rendered | None]] = []
+    def work(chunk: Sequence[RawDocument]) -> list[tuple[Judged, Rendered | None]]:
+        out: list[tuple[Judged, Rendered | None]] = []
         for raw in chunk:
             outcome = model.classify(raw, settings, library)
-            free = isinstance(outcome, Cluster) and not (reads_vault and outcome.vault_uses)
-            out.append((outcome, render_files(outcome, {}, renderer, inline)
-                        if free and isinstance(outcome, Cluster) else None))
+            if not isinstance(outcome, Cluster) or (reads_vault and outcome.vault_uses):
+                out.append((outcome, None))
+                continue
+            files = render_files(outcome, {}, renderer, inline)
+            out.append((outcome if inline else Made.of(outcome), files))
         return out
 
     return work
+
+
+def judge_all(raws: list[RawDocument], judge: Judge, held: Mapping[str, str] | None,
+              contested: Mapping[str, list[int]] | None = None) -> tuple[list[Item], Classified]:
+    """Each document's own outcome (`judge`), then the clusterIds several claim settled
+    (`model.claims`): the clusters to render or rendered ahead, in the documents' order, and
+    the other outcomes. A cluster rendered ahead that loses its clusterId fails as any does."""
+    outcomes = [judge(raw) for raw in raws]
+    for i, failed in refusals(outcomes, raws, held, contested).items():
+        outcomes[i] = failed
+    return ([o for o in outcomes if isinstance(o, Cluster | Made)],
+            Classified.of(o for o in outcomes if not isinstance(o, Cluster | Made)))

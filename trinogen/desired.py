@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from trinogen import model
-from trinogen.ahead import Ahead, Rendered, render_files
+from trinogen.ahead import Ahead, Item, Rendered, judge_all, render_files, secret_paths
 from trinogen.cache import value_digest
 from trinogen.errors import ConfigError, Problem, SecretProblem
 from trinogen.model import (
@@ -42,7 +43,7 @@ from trinogen.ports import FanOut, ReaderFactory, RenderCacheStore, SecretReader
 from trinogen.redact import value_tagger
 from trinogen.render import Renderer, helm_escape, prop_key, prop_value
 from trinogen.secrets import SecretData, SecretUse
-from trinogen.served import Judge, Pending, Served
+from trinogen.served import Judge, Made, Pending, Served
 from trinogen.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -123,55 +124,59 @@ class Context(NamedTuple):
     fan_out: FanOut | None = None
 
 
-def build_desired(ctx: Context, raws: Iterable[RawDocument]) -> Desired:
+def build_desired(ctx: Context, raws: list[RawDocument]) -> Desired:
     """Validate, resolve and render; every per-cluster failure becomes a Failed, never raised.
-
     With a render cache and the repository's tree, documents whose rendered files are already
     in the repository (same document bytes, same templates and settings, same secret versions)
-    are neither validated nor rendered again.
-    """
+    are neither validated nor rendered again. `raws` is emptied once judged (issue 22: the
+    documents make room for the files); a caller that reads them afterwards passes a copy."""
     settings, renderer, library, held = ctx.settings, ctx.renderer, ctx.library, ctx.held
     inline, cache, tree = ctx.inline, ctx.cache, ctx.tree
     # Without a library read, no document references one: keys stay those of the bytes alone.
-    served = Served.select(list(raws), renderer.fingerprint, cache, tree, inline=inline,
+    served = Served.select(raws[:], renderer.fingerprint, cache, tree, inline=inline,
                            dependencies=None if library is NO_LIBRARY
                            else _shared_catalogs(settings, library), pending=ctx.pending)
     # Before any Vault read: the workers fork without a secret and render none that uses one.
-    ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline)
-    classified = _classify(served.misses, settings, library, served.judge(ahead.judge(
-        lambda raw: model.classify(raw, settings, library))), held)
+    ahead = Ahead.of(ctx.fan_out, served.misses, settings, library, renderer, inline=inline,
+                     keep=ctx.pending is not None)  # with waves, the rollout step reads them
+    clusters, classified = _classify(served.misses, settings, library, served.judge(
+        ahead.judge(lambda raw: model.classify(raw, settings, library))), held, ahead.contested)
+    ahead.outcomes.clear()  # judged: the clusters are held by `clusters` alone (render_all)
+    for judged in (raws, served.misses):  # and no document that took the path is read again
+        judged.clear()
     # Each invalid catalog document once, then its users (each naming it).
-    desired = Desired(disabled=classified.disabled,
-                      failed=[*library.failed, *classified.failed],
+    desired = Desired(disabled=classified.disabled, failed=[*library.failed, *classified.failed],
                       library_read=library is not NO_LIBRARY)
-    clusters = list(classified.clusters)
     secrets = read_secrets(sorted(secret_paths(clusters) | served.secret_paths()), settings,
                            ctx.reader_factory, inline=inline)
     desired.vault_requests = secrets.requests
     # A hit whose secrets rotated (or vanished) takes the path again.
-    rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings, library,
-                        held=held)
-    clusters += rotated.clusters
+    more, rotated = _classify(served.drop_stale(secrets.versions, secrets.errors), settings,
+                              library, held=held)
+    clusters += more
     desired.failed += rotated.failed
     _add_served(desired, served, settings)
     desired.pending = served.pending() if ctx.pending is not None else set()  # waves only
     ahead.with_secrets(ctx.fan_out, clusters, secrets.data, renderer, inline=inline,
                        ready=lambda c: not secret_problems(c, secrets))
-    render_all(desired, clusters, secrets, renderer, inline=inline, progress=ctx.progress,
-               ahead=ahead)
-    desired.stopped.update(c.cluster_id for c in clusters
-                           if c.stopped and c.cluster_id in desired.files)  # rendered fine
-    served.record(_rendered(desired, clusters), secrets.versions)
+    made = render_all(desired, clusters, secrets, renderer, inline=inline,
+                      progress=ctx.progress, ahead=ahead)
+    desired.stopped.update(m.cluster_id for m in made
+                           if m.stopped and m.cluster_id in desired.files)  # rendered fine
+    served.record(_rendered(desired, made), secrets.versions)
     if inline:
         _collect_masks(desired, clusters, secrets)
     desired.extra = served.root_app(renderer.render_root_app)
     return desired
 
 
-def _classify(raws: list[RawDocument], settings: Settings, library: Library,
-              own: Judge | None = None, held: Mapping[str, str] | None = None) -> Classified:
+def _classify(
+    raws: list[RawDocument], settings: Settings, library: Library, own: Judge | None = None,
+    held: Mapping[str, str] | None = None, contested: Mapping[str, list[int]] | None = None,
+) -> tuple[list[Item], Classified]:
     """Validate what the cache could not serve (`own`: the cache's judge of one document;
-    `held`: clusterId -> the document _id the repository holds it for, for contested ones).
+    `held`: clusterId -> the document _id the repository holds it for, for contested ones;
+    `contested`: `Ahead.contested`): the clusters (rendered ahead: `Made`) in order, the rest.
     Disabled documents are settled from their raw bodies (they claim no clusterId), so when
     nothing else is left, as in a sync where nothing changed, the validator is not even
     imported (`trinogen.model` loads it on first use)."""
@@ -179,9 +184,10 @@ def _classify(raws: list[RawDocument], settings: Settings, library: Library,
     for raw in raws:
         outcome = settled(raw)
         if not isinstance(outcome, Disabled):
-            return Classified.of(model.classify_all(raws, settings, library, own, held))
+            return judge_all(raws, own or (lambda r: model.classify(r, settings, library)),
+                             held, contested)
         disabled.append(outcome)
-    return Classified.of(disabled)
+    return [], Classified.of(disabled)
 
 
 def _shared_catalogs(
@@ -215,20 +221,14 @@ def _add_served(desired: Desired, served: Served, settings: Settings) -> None:
                            if declares_stopped(raw.body, settings))
 
 
-def _rendered(
-    desired: Desired, clusters: Iterable[Cluster]
-) -> Iterator[tuple[Cluster, dict[str, str]]]:
+def _rendered(desired: Desired, made: Iterable[Made]) -> Iterator[tuple[Made, dict[str, str]]]:
     """Each cluster rendered in this run with its files' blob ids (lazily: only a cache asks)."""
-    for c in clusters:
+    for c in made:
         if desired.docs.get(c.cluster_id) == c.doc_id:
             yield c, {p: f.blob for p, f in desired.files[c.cluster_id].items()}
 
 
 # --- secrets -------------------------------------------------------------------------------
-
-
-def secret_paths(clusters: Iterable[Cluster]) -> set[str]:
-    return {u.ref.secret_path for c in clusters for u in c.vault_uses}
 
 
 def read_secrets(
@@ -319,12 +319,12 @@ def _uses_with_fields(cluster: Cluster) -> Iterable[tuple[str, SecretUse]]:
         yield "faultTolerance.exchange", use
 
 
-def _collect_masks(desired: Desired, clusters: Iterable[Cluster], secrets: Secrets) -> None:
+def _collect_masks(desired: Desired, clusters: Iterable[Item], secrets: Secrets) -> None:
     """Inline mode: the values, and the properties holding them, that diffs must hide."""
     for data in secrets.data.values():
         desired.secret_texts.update(v.reveal() for v in data.values.values())
-    for c in clusters:
-        desired.secret_keys.update(_secret_keys(c))
+    for c in clusters:  # inline, a worker sends each cluster it rendered whole, not a Made
+        desired.secret_keys.update(_secret_keys(c) if isinstance(c, Cluster) else ())
 
 
 def _secret_keys(c: Cluster) -> set[str]:
@@ -338,16 +338,24 @@ def _secret_keys(c: Cluster) -> set[str]:
 
 
 def render_all(
-    desired: Desired, clusters: list[Cluster], secrets: Secrets, renderer: Renderer, *,
+    desired: Desired, clusters: list[Item], secrets: Secrets, renderer: Renderer, *,
     inline: bool, progress: Progress, ahead: Ahead | None = None,
-) -> None:
+) -> list[Made]:
     """Render every cluster into `desired`; a cluster that cannot be rendered becomes Failed.
-    A cluster `ahead` rendered on another core (it uses no secret) is taken from there."""
-    total = len(clusters)
-    for i, cluster in enumerate(clusters, 1):
+    A cluster `ahead` rendered on another core (it uses no secret) is taken from there (what a
+    worker rendered arrives as a `Made`, its files in `ahead`).
+    `clusters` is emptied (but inline: the masks need them): each is let go once rendered,
+    what the run needs of it kept as a `Made` (issue 22: the peak held them and the files)."""
+    total, made, queue = len(clusters), [], deque(clusters)
+    ahead = ahead or Ahead()
+    render: Callable[[Cluster], Rendered] = lambda c: _render_one(c, secrets, renderer, inline)
+    if not inline:
+        clusters.clear()
+    for i in range(1, total + 1):
+        cluster = queue.popleft()
+        made.append(cluster if isinstance(cluster, Made) else Made.of(cluster))
         desired.warnings.extend(cluster.warnings)
-        done = ahead.files(cluster) if ahead is not None else None
-        rendered = _render_one(cluster, secrets, renderer, inline) if done is None else done
+        rendered = ahead.take_or(cluster, render)
         if isinstance(rendered, Failed):
             desired.failed.append(rendered)
             continue
@@ -355,6 +363,7 @@ def render_all(
         desired.files[cluster.cluster_id] = rendered
         if i % PROGRESS_EVERY == 0 or i == total:
             progress("render", i, total)
+    return made
 
 
 def _render_one(cluster: Cluster, secrets: Secrets, renderer: Renderer, inline: bool) -> Rendered:

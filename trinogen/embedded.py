@@ -12,8 +12,9 @@ with `$`, and whatever `bson.encode` cannot encode. One difference: an empty `Ti
 is kept as written (mongomock put the current time there, so the document changed every run).
 
 Memory: the bytes (1.6 kB per bench document) are about a fourth of the decoded documents a
-read builds anew (7 kB each, their keys shared by `bsonread.shared_keys` as the JSON parser
-shares them; 10.7 kB with a string per key of each document; issue 22's report).
+read builds anew (5 kB each, their keys and string values shared by `bsonread.shared_keys`;
+7 kB with the keys alone shared, as the JSON parser shares them; 10.7 kB with a string per key
+of each document; issue 22's report).
 
 It answers only the queries `trinogen.source` makes: every document, `_id` `$in` or equality,
 `clusterId` `$in`, the `$or` of the two, with a projection of top-level fields. Writes are not served: the

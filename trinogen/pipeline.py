@@ -142,6 +142,7 @@ def render(
     raws = source.read_targeted((), wanted) if wanted else source.read_all()
     require_known(wanted, raws)
     renderer = Renderer(require_repo_url(settings))
+    documents = len(raws)  # build_desired empties `raws`
     desired = build_desired(Context(settings, renderer, reader_factory, inline=inline,
                                     progress=progress, fan_out=_fan_out(settings),
                                     library=read_library(source, raws, settings)), raws)
@@ -156,7 +157,7 @@ def render(
                     rendered=sorted(desired.files), out_dir=str(out_dir),
                     disabled=_disabled(desired))
     report.stats = {
-        "documents": len(raws),
+        "documents": documents,
         "filesWritten": written,
         "vaultRequests": desired.vault_requests,
         "mongoQueries": source.queries,
@@ -305,8 +306,9 @@ class _Reader:
                                      apps)
         self.progress("read", len(raws), len(raws))
         held = Holdings(tree, self.repo, layout, apps)  # who keeps a contested name (model.claims)
+        documents = len(raws)  # build_desired empties `raws`; the rollout step reads its copy
         pending = None if self.settings.rollout is None else self.rollouts.prepare(
-            self.settings, raws, tree, self.repo, self.options)
+            self.settings, raws[:], tree, self.repo, self.options)
         desired = build_desired(Context(
             self.settings, self.renderer, self.reader_factory, inline=self.options.inline,
             progress=self.progress, cache=self.cache, tree=tree,
@@ -318,7 +320,7 @@ class _Reader:
             enforce_quotas(self.settings, desired, apps, Scope(scope, self.source.complete))
         if self.settings.rollout is not None:
             self.rollouts(desired)
-        guards = _guards(self.settings, self.options, len(raws), self.source)
+        guards = _guards(self.settings, self.options, documents, self.source)
         return Planner(layout, desired, guards, self.repo, scope,
                        ProjectPlanner(self.settings, self.renderer, apps, self.cache), owners)
 

@@ -75,7 +75,7 @@ class Layout:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file written: 63,586 at 10,000 clusters
 class FileChange:
     path: str
     action: str  # add | update | delete

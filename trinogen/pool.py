@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from trinogen.ports import Landed
+
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
@@ -88,7 +90,8 @@ class ForkPool:
     def wants(self, count: int) -> bool:
         return self.workers >= 2 and count >= max(self.min_items, 2)
 
-    def __call__(self, work: Work, items: Sequence[Any]) -> list[Any] | None:
+    def __call__(self, work: Work, items: Sequence[Any],
+                 landed: Landed | None = None) -> list[Any] | None:
         if not self.wants(len(items)) or not hasattr(os, "fork"):
             return None  # a small sync, or no fork on this platform: serial
         # What the workers inherit is never collected there: a collection in a child would
@@ -101,7 +104,7 @@ class ForkPool:
         gc.disable()
         gc.freeze()
         try:
-            return _Run(work, items, self).results()
+            return _Run(work, items, self, landed).results()
         except Exception as e:  # noqa: BLE001 - any failure of the pool: the caller works serially
             # The type only: a message could quote a document's content.
             log.warning("parallel render failed (%s); rendering serially", type(e).__name__)
@@ -115,11 +118,12 @@ class ForkPool:
 class _Run:
     """One fan-out: the chunks, the forked workers, and what each chunk gave."""
 
-    def __init__(self, work: Work, items: Sequence[Any], pool: ForkPool) -> None:
+    def __init__(self, work: Work, items: Sequence[Any], pool: ForkPool,
+                 landed: Landed | None = None) -> None:
         import multiprocessing
 
         size = max(1, min(pool.chunk, -(-len(items) // (pool.workers * 4))))
-        self.work, self.items, self.timeout = work, items, pool.timeout
+        self.work, self.items, self.timeout, self.landed = work, items, pool.timeout, landed
         self.forked = pool.workers - 1  # this process is the first worker
         self.bounds = [(s, min(s + size, len(items))) for s in range(0, len(items), size)]
         # [next chunk from the front, one past the last chunk not taken], in shared memory
@@ -135,7 +139,7 @@ class _Run:
             self._fork(min(self.forked, len(self.bounds) - 1))
             self.seen = dict.fromkeys(self.children, time.monotonic())
             while (i := self._take(last=True)) is not None:  # this process's share
-                self.got[i] = self._chunk(i)
+                self._got(i, self._chunk(i))
                 own += 1
                 self._collect(until_done=False)  # what arrived meanwhile: the pipes drained
             waited = time.monotonic()
@@ -148,11 +152,17 @@ class _Run:
             log.warning("%d of %d workers lost; %d of %d chunks computed here instead",
                         self.lost, len(self.children), len(missing), len(self.bounds))
         for i in missing:
-            self.got[i] = self._chunk(i)
+            self._got(i, self._chunk(i))
         log.debug("fanned out %d items in %d chunks over %d processes (%d chunks here, then "
                   "%.3f s waiting for the workers)", len(self.items), len(self.bounds),
                   len(self.children) + 1, own, waited)
         return [r for i in range(len(self.bounds)) for r in self.got.pop(i)]
+
+    def _got(self, i: int, part: list[Any]) -> None:
+        """Chunk `i`'s results, final: kept for the answer, and the caller told (`landed`)."""
+        self.got[i] = part
+        if self.landed is not None:
+            self.landed(self.bounds[i][0], part)
 
     def _chunk(self, i: int) -> list[Any]:
         start, end = self.bounds[i]
@@ -221,7 +231,7 @@ class _Run:
                 except Exception:  # noqa: BLE001 - EOF (the worker is done or dead) or a bad message
                     del self.seen[conn]
                     continue
-                self.got[i] = part
+                self._got(i, part)
                 self.seen[conn] = time.monotonic()
             now = time.monotonic()
             for conn in [c for c, t in self.seen.items() if now - t > self.timeout]:

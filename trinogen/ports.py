@@ -225,6 +225,9 @@ class ArgoView(Protocol):
 ArgoViewFactory = Callable[[], ArgoView]
 
 
+Landed = Callable[[int, list[Any]], None]  # FanOut: a chunk's first index and its results
+
+
 class FanOut(Protocol):
     """Runs pure work over a sequence in chunks on other cores (`trinogen.pool`, issue 22).
 
@@ -233,10 +236,12 @@ class FanOut(Protocol):
     process), or None when the work was not fanned out (too few items, one core, the pool
     itself failed): the caller then does it itself, so the outcome never depends on which.
     Neither `work` nor `items` is pickled (the workers are forked with them); only results are.
+    `landed(start, results)` is told each chunk's results as soon as they are final (the chunk
+    is never computed again; an answer holds them), `start` its first item's index.
     """
 
     def wants(self, count: int) -> bool:
         """Whether `count` items are worth fanning out (False: the caller works serially)."""
 
-    def __call__(self, work: Callable[[Sequence[Any]], list[Any]],
-                 items: Sequence[Any]) -> list[Any] | None: ...
+    def __call__(self, work: Callable[[Sequence[Any]], list[Any]], items: Sequence[Any],
+                 landed: Landed | None = None) -> list[Any] | None: ...

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from trinogen.cache import document_key
 from trinogen.errors import Problem
@@ -25,10 +25,31 @@ from trinogen.ports import CachedFailure, CacheEntry, RenderCacheStore
 # What else a document's output depends on, beyond its bytes (the shared catalogs it may use),
 # as a digest (`cache.value_digest`); None when nothing, b"" when it cannot be told (not cached).
 Dependencies = Callable[[Mapping[str, Any]], bytes | None]
-Judge = Callable[[RawDocument], Outcome]
 # Whether a rollout holds this cluster's files this run whatever it renders to (clusterId, the
 # document): its entry then answers though git does not hold its blobs (trinogen.rollout.step).
 Pending = Callable[[str, RawDocument], bool]
+
+
+class Made(NamedTuple):
+    """What a run needs of a cluster it rendered, once its files are made: the `Cluster`
+    itself is then let go (issue 22: at 10,000 clusters they held ~60 MB beside the files)."""
+
+    cluster_id: str
+    doc_id: str
+    stopped: bool
+    secret_paths: tuple[str, ...]  # sorted; a tuple: 9,000 frozensets took 2 MiB more
+    warnings: tuple[Problem, ...]
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> Made:
+        return cls(cluster.cluster_id, cluster.doc_id, cluster.stopped,
+                   tuple(sorted({u.ref.secret_path for u in cluster.vault_uses})),
+                   cluster.warnings)
+
+
+# A document's own outcome; a `Made` when a worker rendered its cluster (`trinogen.ahead`).
+Judged = Outcome | Made
+Judge = Callable[[RawDocument], Judged]
 
 
 @dataclass
@@ -83,7 +104,7 @@ class Served:
         return [entry for _, _, entry in self.hits.values()]
 
     def record(
-        self, rendered: Iterable[tuple[Cluster, Mapping[str, str]]],
+        self, rendered: Iterable[tuple[Made, Mapping[str, str]]],
         versions: Mapping[str, int | None],
     ) -> None:
         """Keep an entry for each cluster rendered in this run (files as blob ids)."""
@@ -93,7 +114,7 @@ class Served:
             key = self.keys.get(cluster.doc_id)
             if not key:
                 continue
-            used = sorted({u.ref.secret_path for u in cluster.vault_uses})
+            used = sorted(cluster.secret_paths)
             self.cache.keep(key, CacheEntry(
                 cluster_id=cluster.cluster_id, doc_id=cluster.doc_id, files=dict(blobs),
                 versions={p: versions.get(p) for p in used},
@@ -111,7 +132,7 @@ class Served:
         if cache is None:
             return classify
 
-        def judged(raw: RawDocument) -> Outcome:
+        def judged(raw: RawDocument) -> Judged:
             key = self.keys.get(raw.doc_id)
             known = cache.failure(key) if key else None
             if key and known is not None and known.doc_id == raw.doc_id:

@@ -12,6 +12,7 @@ shared catalog (`render.headers.shared_catalog_line`).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from typing import Protocol
 
 from trinogen.errors import Problem
 from trinogen.model.raw import enabled_claims
@@ -29,22 +30,41 @@ def keeper(claimants: Sequence[str], held: Collection[str]) -> str | None:
     return kept[0] if len(kept) == 1 else None
 
 
+class Claimant(Protocol):
+    """What the rule needs of a document's own outcome: the document it came from."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+
 def settle_clusters(outcomes: list[Outcome], raws: Sequence[RawDocument],
                     held: Mapping[str, str] | None) -> list[Outcome]:
     """Apply the rule to every clusterId more than one enabled document claims; `held` maps a
     clusterId to the _id recorded in its Application file (None: the repository was not read)."""
-    for cid, idxs in enabled_claims(raws).items():
+    for i, failed in refusals(outcomes, raws, held).items():
+        outcomes[i] = failed
+    return outcomes
+
+
+def refusals(outcomes: Sequence[Claimant], raws: Sequence[RawDocument],
+             held: Mapping[str, str] | None,
+             claims: Mapping[str, list[int]] | None = None) -> dict[int, Failed]:
+    """The outcomes (by index, as `raws`) the rule turns into failures: any outcome of a
+    document, also what a worker kept of a cluster it rendered (`served.Made`). `claims`:
+    `raw.contested_claims(raws)`, noted before their bodies were let go (None: read now)."""
+    out: dict[int, Failed] = {}
+    for cid, idxs in (enabled_claims(raws) if claims is None else claims).items():
         if len(idxs) < 2:
             continue
         ids = [outcomes[i].doc_id for i in idxs]
         holder = keeper(ids, (held[cid],) if held and cid in held else ())
         for i in idxs:
             if outcomes[i].doc_id != holder:
-                outcomes[i] = _refused(outcomes[i], cid, ids, holder, known=held is not None)
-    return outcomes
+                out[i] = _refused(outcomes[i], cid, ids, holder, known=held is not None)
+    return out
 
 
-def _refused(o: Outcome, cid: str, ids: Sequence[str], holder: str | None, *,
+def _refused(o: Claimant, cid: str, ids: Sequence[str], holder: str | None, *,
              known: bool) -> Failed:
     prior = o.problems if isinstance(o, Failed) else ()
     if holder is not None:

@@ -103,6 +103,12 @@ def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
     return claims
 
 
+def contested_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
+    """`enabled_claims` of the clusterIds more than one document claims: all the claims rule
+    reads (`model.claims`), noted before the documents are let go (`RawDocument.let_go`)."""
+    return {cid: idxs for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1}
+
+
 def declares_stopped(body: Mapping[str, Any], settings: Settings) -> bool:
     """Whether a (valid) document, with its defaults and profile, says `stopped: true`.
 

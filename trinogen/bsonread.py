@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trinogen.model import HEAD_FIELDS
+
 # Fixed value sizes by BSON type byte; with _COUNTED, every type an _id may have (arrays and
 # regexes may not be one).
 _FIXED = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16,
@@ -37,13 +39,16 @@ class Read:
     refused: str | None = None
     _id: Any = _NO_ID
     digest: bytes | None = None  # sha256 of the BSON bytes of a decoded document
+    undecoded: Undecoded | None = None  # read with `lazy`: the bytes, decoded when asked
 
     @property
     def identified(self) -> bool:
-        return self.body is not None or self._id is not _NO_ID
+        return self.body is not None or self.undecoded is not None or self._id is not _NO_ID
 
     @property
     def id(self) -> Any:
+        if self.undecoded is not None:
+            return self.undecoded.head().get("_id")
         return self.body.get("_id") if self.body is not None else self._id
 
 
@@ -78,25 +83,94 @@ def raw_options(options: Any) -> Any:
     return options.with_options(document_class=RawBSONDocument)
 
 
-def read(item: Any, limit: int, options: Any, keys: dict[str, str] | None = None) -> Read:
+def read(item: Any, limit: int, options: Any, keys: dict[str, str] | None = None, *,
+         lazy: bool = False) -> Read:
     """Decode one document of a cursor, unless it is over `limit` bytes or cannot be decoded.
-    With `keys` (one dict for all the documents of a read), their keys are shared."""
+    With `keys` (one dict for all the documents of a read), their keys are shared. `lazy`:
+    raw BSON is kept undecoded (`Undecoded`) but for its HEAD_FIELDS, when they decode."""
     raw = getattr(item, "raw", None)
     if not isinstance(raw, bytes):  # mongomock: already decoded
         return _decoded(item, limit)
     size = len(raw)
     if size > limit:
         return Read(None, size, _too_large(size, limit), first_id(raw, options))
+    undecoded = Undecoded.of(raw, options, keys) if lazy else None
+    if undecoded is not None:
+        return Read(None, size, digest=hashlib.sha256(raw).digest(), undecoded=undecoded)
+    return _decode(raw, options, keys)
+
+
+def _decode(raw: bytes, options: Any, keys: dict[str, str] | None) -> Read:
     import bson
 
     try:
         body = bson.decode(raw, options)
     except _decode_errors() as e:
-        return Read(None, size, f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
+        return Read(None, len(raw), f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
                     "correct the value in MongoDB", first_id(raw, options))
     if keys is not None:
         body = shared_keys(body, keys)
-    return Read(body, size, digest=hashlib.sha256(raw).digest())
+    return Read(body, len(raw), digest=hashlib.sha256(raw).digest())
+
+
+class Undecoded:
+    """A document's BSON bytes (well-formed as far as its top level goes, its `_id` first and
+    once), with its HEAD_FIELDS decoded from their elements alone: what `RawDocument` decodes
+    only when its body is asked for (issue 22). The head holds exactly what `bson.decode` of
+    the whole document holds for those keys; the body is decoded whole, keys shared as an
+    eager read shares them, and a value that cannot be decoded refuses the document as an
+    eager read would (the message, the _id and clusterId naming it)."""
+
+    __slots__ = ("_head", "keys", "options", "raw")
+
+    def __init__(self, raw: bytes, options: Any, keys: dict[str, str] | None,
+                 head: Mapping[str, Any]) -> None:
+        self.raw, self.options, self.keys, self._head = raw, options, keys, head
+
+    @classmethod
+    def of(cls, raw: bytes, options: Any, keys: dict[str, str] | None) -> Undecoded | None:
+        """None when the document is better decoded now: its top level does not split, its
+        `_id` is not its first element alone, or a head field cannot be decoded (the eager
+        read then names what is wrong, as ever)."""
+        import bson
+
+        try:
+            parts = [(k, s, e) for k, s, e in elements(raw) if k in HEAD_FIELDS]
+            if not parts or parts[0][:2] != ("_id", 4) or [k for k, _, _ in parts].count("_id") != 1:
+                return None
+            return cls(raw, options, keys, bson.decode(_joined(raw, parts), options))
+        except _decode_errors():  # a key not UTF-8 is a ValueError too
+            return None
+
+    def head(self) -> Mapping[str, Any]:
+        return self._head
+
+    def decode(self) -> tuple[Mapping[str, Any], str | None]:
+        read = _decode(self.raw, self.options, self.keys)
+        if read.body is not None:
+            return read.body, None
+        return identity(self._head["_id"], self._identity()), f"the document {read.refused}"
+
+    def _identity(self) -> Mapping[str, Any]:
+        """clusterId and enabled, as the query for a refused document's identity reads them
+        (`Source._identities`: a projection, read at most IDENTITY_BYTES), from the bytes."""
+        import bson
+
+        small = _joined(self.raw, [(k, s, e) for k, s, e in elements(self.raw)
+                                   if k in ("_id", "clusterId", "enabled")])
+        if len(small) > IDENTITY_BYTES:
+            return {}
+        try:
+            found: Mapping[str, Any] = bson.decode(small, self.options)
+        except _decode_errors():
+            return {}
+        return found
+
+
+def _joined(raw: bytes, parts: list[tuple[str, int, int]]) -> bytes:
+    """A BSON document of these elements of `raw`, in their order."""
+    body = b"".join(raw[start:end] for _, start, end in parts)
+    return (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
 
 
 def shared_keys(body: Any, keys: dict[str, str]) -> Any:

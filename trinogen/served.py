@@ -118,7 +118,10 @@ class Served:
                 cache.keep_failure(key, known)
                 return Failed(raw.doc_id, known.cluster_id, tuple(Problem(*p) for p in known.problems))
             outcome = classify(raw)
-            if key and isinstance(outcome, Failed) and outcome.stage == "validate":
+            # A value that cannot be decoded is found only now (`RawDocument.body`): such a
+            # refusal is never recorded, as one found at the read is never keyed.
+            if key and isinstance(outcome, Failed) and outcome.stage == "validate" and (
+                    not raw.unreadable):
                 cache.keep_failure(key, CachedFailure(raw.doc_id, outcome.cluster_id, tuple(
                     (p.cluster, p.field, p.message) for p in outcome.problems)))
             return outcome
@@ -140,12 +143,15 @@ class Served:
 
 
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
-    if not isinstance(raw.body, Mapping) or raw.unreadable:
+    if not isinstance(raw.head, Mapping) or raw.unread:
         return None  # a refused document's body is only what names it: never a key
     # A document using shared catalogs is keyed with them too: a change to one of them
     # re-renders exactly its users. Any other document keeps the key of its bytes alone.
-    more = dependencies(raw.body) if dependencies is not None else None
-    return document_key(raw.body, fingerprint, raw.digest, more) if more != b"" else None
+    more = dependencies(raw.head) if dependencies is not None else None
+    if more == b"":
+        return None
+    return document_key(raw.head if raw.digest is not None else raw.body, fingerprint,
+                        raw.digest, more)
 
 
 def _hits(

@@ -65,6 +65,7 @@ from trinogen.model.rules import (
     RESERVED_FIELDS,
 )
 from trinogen.model.types import (
+    HEAD_FIELDS,
     AccessControl,
     Authentication,
     Autoscaling,
@@ -80,6 +81,7 @@ from trinogen.model.types import (
     RawDocument,
     Role,
     ServerSecret,
+    Undecoded,
 )
 
 if TYPE_CHECKING:
@@ -101,6 +103,7 @@ __all__ = [
     "CHART_CONFIG_KEYS",
     "CHART_DEFAULT_PER_NODE",
     "CHART_NODE_KEYS",
+    "HEAD_FIELDS",
     "HEAP_HEADROOM",
     "MAX_CLUSTER_ID",
     "MAX_CONNECTORS",
@@ -129,6 +132,7 @@ __all__ = [
     "RawDocument",
     "Role",
     "ServerSecret",
+    "Undecoded",
     "claimed_cluster_id",
     "classify",
     "classify_all",

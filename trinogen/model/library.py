@@ -345,4 +345,4 @@ def merge_overrides(base: Mapping[str, str], overrides: Mapping[str, Any], path:
 def needs_library(raws: Sequence[RawDocument], defaults: Mapping[str, Any],
                   profiles: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether any document may use the library: only then is its collection read."""
-    return any(references(r.body, defaults, profiles) for r in raws)
+    return any(references(r.head, defaults, profiles) for r in raws)

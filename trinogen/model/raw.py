@@ -22,7 +22,7 @@ _NESTING = (dict, list, tuple)
 
 def document_label(raw: RawDocument) -> str:
     """How messages name a document: its clusterId when usable, else its _id."""
-    cid = raw.body.get("clusterId") if isinstance(raw.body, MAPS) else None
+    cid = raw.head.get("clusterId") if isinstance(raw.head, MAPS) else None
     if type(cid) is str and CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
         return cid
     # An _id too long for a file header (refused below) is named by its start: a 10 MiB _id
@@ -96,7 +96,7 @@ def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
     """
     claims: dict[str, list[int]] = {}
     for i, raw in enumerate(raws):
-        if isinstance(raw.body, MAPS) and raw.body.get("enabled") is not False:
+        if isinstance(raw.head, MAPS) and raw.head.get("enabled") is not False:
             cid = claimed_cluster_id(raw)
             if cid is not None:
                 claims.setdefault(cid, []).append(i)

@@ -113,11 +113,18 @@ def _decode(raw: bytes, options: Any, keys: dict[str, str] | None) -> Read:
     return Read(body, len(raw), digest=hashlib.sha256(raw).digest())
 
 
+# `connectors` is read of a served document only for the shared catalogs its entries name
+# (`model.library.references`: an entry's text `shared`); without this string element in its
+# bytes it names none, and the head leaves it out (most of a document's bytes, not decoded).
+_SHARED = b"\x02shared\x00"
+
+
 class Undecoded:
     """A document's BSON bytes (well-formed as far as its top level goes, its `_id` first and
     once), with its HEAD_FIELDS decoded from their elements alone: what `RawDocument` decodes
     only when its body is asked for (issue 22). The head holds exactly what `bson.decode` of
-    the whole document holds for those keys; the body is decoded whole, keys shared as an
+    the whole document holds for those keys (`connectors` only when it may name a shared
+    catalog: `_SHARED`); the body is decoded whole, keys shared as an
     eager read shares them, and a value that cannot be decoded refuses the document as an
     eager read would (the message, the _id and clusterId naming it)."""
 
@@ -135,8 +142,12 @@ class Undecoded:
         import bson
 
         try:
-            parts = [(k, s, e) for k, s, e in elements(raw) if k in HEAD_FIELDS]
-            if not parts or parts[0][:2] != ("_id", 4) or [k for k, _, _ in parts].count("_id") != 1:
+            parts, end = [], 4
+            for key, start, end in elements(raw):
+                if key in HEAD_FIELDS and (key != "connectors" or _SHARED in raw[start:end]):
+                    parts.append((key, start, end))
+            if end != len(raw) - 1 or not parts or parts[0][:2] != ("_id", 4) or [
+                    k for k, _, _ in parts].count("_id") != 1:
                 return None
             return cls(raw, options, keys, bson.decode(_joined(raw, parts), options))
         except _decode_errors():  # a key not UTF-8 is a ValueError too

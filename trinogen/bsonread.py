@@ -117,6 +117,7 @@ def _decode(raw: bytes, options: Any, keys: dict[str, str] | None) -> Read:
 # (`model.library.references`: an entry's text `shared`); without this string element in its
 # bytes it names none, and the head leaves it out (most of a document's bytes, not decoded).
 _SHARED = b"\x02shared\x00"
+_HEAD = frozenset(k.encode() for k in HEAD_FIELDS)
 
 
 class Undecoded:
@@ -142,12 +143,11 @@ class Undecoded:
         import bson
 
         try:
-            parts, end = [], 4
-            for key, start, end in elements(raw):
-                if key in HEAD_FIELDS and (key != "connectors" or _SHARED in raw[start:end]):
-                    parts.append((key, start, end))
-            if end != len(raw) - 1 or not parts or parts[0][:2] != ("_id", 4) or [
-                    k for k, _, _ in parts].count("_id") != 1:
+            split = _split(raw)
+            parts = [(k, s, e) for k, s, e in split if k in _HEAD and (
+                k != b"connectors" or raw.find(_SHARED, s, e) >= 0)]
+            if not split or split[-1][2] != len(raw) - 1 or split[0][0] != b"_id" or [
+                    k for k, _, _ in parts].count(b"_id") != 1:
                 return None
             return cls(raw, options, keys, bson.decode(_joined(raw, parts), options))
         except _decode_errors():  # a key not UTF-8 is a ValueError too
@@ -178,7 +178,7 @@ class Undecoded:
         return found
 
 
-def _joined(raw: bytes, parts: list[tuple[str, int, int]]) -> bytes:
+def _joined(raw: bytes, parts: list[tuple[Any, int, int]]) -> bytes:
     """A BSON document of these elements of `raw`, in their order."""
     body = b"".join(raw[start:end] for _, start, end in parts)
     return (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
@@ -258,23 +258,31 @@ _SIZED = {**_COUNTED, 0x04: 0, 0x0F: 0}
 
 def elements(raw: bytes) -> Iterator[tuple[str, int, int]]:
     """(key, start, end) of each top-level element of a well-formed BSON document."""
-    at, last = 4, len(raw) - 1
+    for key, start, end in _split(raw):
+        yield key.decode(), start, end
+
+
+def _split(raw: bytes) -> list[tuple[bytes, int, int]]:
+    """`elements` with each key as its bytes, in a list: a lazy read splits every document."""
+    out, at, last = [], 4, len(raw) - 1
+    fixed, sized, index, size = _FIXED, _SIZED, raw.index, int.from_bytes
     while at < last:
         kind = raw[at]
-        key_end = raw.index(b"\x00", at + 1)
+        key_end = index(b"\x00", at + 1)
         start = key_end + 1
-        if kind in _FIXED or kind == 0x06:
-            end = start + _FIXED.get(kind, 0)
-        elif kind in _SIZED:
-            end = start + int.from_bytes(raw[start:start + 4], "little") + _SIZED[kind]
+        if kind in fixed or kind == 0x06:
+            end = start + fixed.get(kind, 0)
+        elif kind in sized:
+            end = start + size(raw[start:start + 4], "little") + sized[kind]
         elif kind == 0x0B:
-            end = raw.index(b"\x00", raw.index(b"\x00", start) + 1) + 1
+            end = index(b"\x00", index(b"\x00", start) + 1) + 1
         elif kind == 0x0C:
-            end = start + 4 + int.from_bytes(raw[start:start + 4], "little") + 12
+            end = start + 4 + size(raw[start:start + 4], "little") + 12
         else:
             raise ValueError(f"BSON type {kind:#x} is unknown")
-        yield raw[at + 1:key_end].decode(), at, end
+        out.append((raw[at + 1:key_end], at, end))
         at = end
+    return out
 
 
 def _decode_errors() -> tuple[type[Exception], ...]:

@@ -143,14 +143,11 @@ class Undecoded:
         import bson
 
         try:
-            split = _split(raw)
-            parts = [(k, s, e) for k, s, e in split if k in _HEAD and (
-                k != b"connectors" or raw.find(_SHARED, s, e) >= 0)]
-            if not split or split[-1][2] != len(raw) - 1 or split[0][0] != b"_id" or [
-                    k for k, _, _ in parts].count(b"_id") != 1:
+            parts = _head_parts(raw)
+            if parts is None:
                 return None
             return cls(raw, options, keys, bson.decode(_joined(raw, parts), options))
-        except _decode_errors():  # a key not UTF-8 is a ValueError too
+        except _decode_errors():
             return None
 
     def head(self) -> Mapping[str, Any]:
@@ -176,6 +173,18 @@ class Undecoded:
         except _decode_errors():
             return {}
         return found
+
+
+def _head_parts(raw: bytes) -> list[tuple[bytes, int, int]] | None:
+    """The head's elements, or None unless the top level splits to its last byte and `_id` is
+    its first element and is there once."""
+    split = _split(raw)
+    parts = [(k, s, e) for k, s, e in split if k in _HEAD and (
+        k != b"connectors" or raw.find(_SHARED, s, e) >= 0)]
+    if not split or split[-1][2] != len(raw) - 1 or split[0][0] != b"_id" or [
+            k for k, _, _ in parts].count(b"_id") != 1:
+        return None
+    return parts
 
 
 def _joined(raw: bytes, parts: list[tuple[Any, int, int]]) -> bytes:

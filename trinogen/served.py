@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from trinogen.cache import document_key
 from trinogen.errors import Problem
@@ -118,10 +118,7 @@ class Served:
                 cache.keep_failure(key, known)
                 return Failed(raw.doc_id, known.cluster_id, tuple(Problem(*p) for p in known.problems))
             outcome = classify(raw)
-            # A value that cannot be decoded is found only now (`RawDocument.body`): such a
-            # refusal is never recorded, as one found at the read is never keyed.
-            if key and isinstance(outcome, Failed) and outcome.stage == "validate" and (
-                    not raw.unreadable):
+            if key and _recorded(outcome, raw):
                 cache.keep_failure(key, CachedFailure(raw.doc_id, outcome.cluster_id, tuple(
                     (p.cluster, p.field, p.message) for p in outcome.problems)))
             return outcome
@@ -140,6 +137,13 @@ class Served:
         if cache is not None:
             cache.used_extra = {p: f.blob for p, f in files.items()}
         return files
+
+
+def _recorded(outcome: Outcome, raw: RawDocument) -> TypeGuard[Failed]:
+    """Whether a document's outcome is a failure to remember: a validation failure, but not
+    a value that cannot be decoded, found only when the body was asked for
+    (`RawDocument.body`), as one found at the read is never keyed."""
+    return isinstance(outcome, Failed) and outcome.stage == "validate" and not raw.unreadable
 
 
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:

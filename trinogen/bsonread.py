@@ -3,9 +3,10 @@
 A document larger than `mongodb.max_document_bytes` must cost its bytes and no more: pymongo
 hands it over as a `RawBSONDocument` (the bytes, undecoded), and only its `_id` is decoded, from
 the first element, where MongoDB always stores it. Every other document is decoded one by one,
-so a value Python cannot hold (a date past the year 9999) fails that document, not the read.
-mongomock gives decoded dicts: they are measured by encoding them again. The embedded database
-(`trinogen.embedded`) hands out raw BSON, as a server does.
+so a value Python cannot hold (a date past the year 9999) fails that document, not the read;
+a cluster document is decoded only when its body is asked for (`Undecoded`, issue 22), and
+fails then the same way. mongomock gives decoded dicts: they are measured by encoding them
+again. The embedded database (`trinogen.embedded`) hands out raw BSON, as a server does.
 """
 
 from __future__ import annotations

@@ -193,13 +193,14 @@ FAR = DatetimeMS(2**62)  # valid BSON; no Python datetime holds it
      "props": {"since": FAR}},
     {"_id": ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), "clusterId": "c" * 5000, "since": FAR},
     {"_id": 7, "since": FAR},
+    {"_id": 7, "clusterId": "cid-a", "\u00ff": 1},  # its key made not UTF-8 below
 ])
 def test_a_value_that_cannot_be_decoded_refuses_the_document_as_an_eager_read(
         doc: dict[str, Any]) -> None:
     """A value Python cannot decode outside the head is found when the body is asked for: the
     document is then unreadable with bson's own error, named by its _id and its clusterId (as
     the identity query reads it: text, at most IDENTITY_BYTES), as an eager read refuses it."""
-    raw = bson.encode(doc)
+    raw = bson.encode(doc).replace(b"\xc3\xbf\x00", b"\xff\xfe\x00")  # ÿ: a key not UTF-8
     with pytest.raises(Exception) as error:  # whatever bson raises names the refusal
         bson.decode(raw, OPTIONS)
     lazy = _lazy(raw)

@@ -165,8 +165,8 @@ class Undecoded:
         (`Source._identities`: a projection, read at most IDENTITY_BYTES), from the bytes."""
         import bson
 
-        small = _joined(self.raw, [(k, s, e) for k, s, e in elements(self.raw)
-                                   if k in ("_id", "clusterId", "enabled")])
+        small = _joined(self.raw, [(k, s, e) for k, s, e in _split(self.raw)
+                                   if k in (b"_id", b"clusterId", b"enabled")])
         if len(small) > IDENTITY_BYTES:
             return {}
         try:

@@ -15,7 +15,7 @@ from bson.datetime_ms import DatetimeMS
 from bson.raw_bson import RawBSONDocument
 
 from trinogen import bsonread
-from trinogen.model import HEAD_FIELDS, RawDocument
+from trinogen.model import HEAD_FIELDS, RawDocument, enabled_claims
 from trinogen.model.library import references
 
 OPTIONS: CodecOptions[Any] = CodecOptions(tz_aware=True)
@@ -246,3 +246,17 @@ def test_a_lazy_document_pickles_as_its_decoded_form() -> None:
     copy = pickle.loads(pickle.dumps(lazy))
     assert copy == lazy and copy.body == {"_id": "a", "clusterId": "a", "x": [1, {"y": 2}]}
     assert copy.digest == lazy.digest
+
+
+@pytest.mark.parametrize(("first", "claims"), [
+    ({"_id": "a", "clusterId": "x", "enabled": False, "since": FAR}, {"x": [0, 1]}),
+    ({"_id": "a", "clusterId": "x", "enabled": False}, {"x": [1]}),
+    ({"_id": "a", "clusterId": "x", "since": FAR}, {"x": [0, 1]}),
+])
+def test_a_clusterid_two_documents_name_is_claimed_as_their_decoded_bodies_say(
+        first: dict[str, Any], claims: dict[str, list[int]]) -> None:
+    """Who claims a clusterId named twice is judged on the decoded documents: one that cannot
+    be decoded is refused named by its _id and clusterId and claims it (an eager read's refusal
+    keeps no `enabled`), whatever its undecoded `enabled` says."""
+    raws = [_lazy(bson.encode(first)), _lazy(bson.encode({"_id": "b", "clusterId": "x"}))]
+    assert enabled_claims(raws) == claims

@@ -8,6 +8,7 @@ all served never loads the validator (`document` and every feature's reader).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -94,12 +95,17 @@ def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
     More than one index means duplicates. Needs only the raw documents, so the render cache can
     ask it without validating anything.
     """
+    labels = [claimed_cluster_id(raw) for raw in raws]
+    # A clusterId several documents name is judged on their decoded bodies: one that cannot be
+    # decoded claims it as the read's refusal names it (enabled, whatever its bytes say).
+    named = Counter(labels)
     claims: dict[str, list[int]] = {}
-    for i, raw in enumerate(raws):
-        if isinstance(raw.head, MAPS) and raw.head.get("enabled") is not False:
+    for i, (raw, cid) in enumerate(zip(raws, labels, strict=True)):
+        if cid is not None and named[cid] > 1:
+            raw.body  # noqa: B018 - decoded now
             cid = claimed_cluster_id(raw)
-            if cid is not None:
-                claims.setdefault(cid, []).append(i)
+        if cid is not None and isinstance(raw.head, MAPS) and raw.head.get("enabled") is not False:
+            claims.setdefault(cid, []).append(i)
     return claims
 
 

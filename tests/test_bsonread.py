@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
+import pickle
 from typing import Any
 
 import bson
 import pytest
 from bson import Binary, Decimal128, Int64, ObjectId
 from bson.codec_options import CodecOptions
+from bson.datetime_ms import DatetimeMS
 from bson.raw_bson import RawBSONDocument
 
 from trinogen import bsonread
+from trinogen.model import HEAD_FIELDS, RawDocument, enabled_claims
+from trinogen.model.library import references
 
 OPTIONS: CodecOptions[Any] = CodecOptions(tz_aware=True)
 
@@ -135,3 +140,143 @@ def test_a_document_nested_too_deep_to_share_is_read_as_decoded() -> None:
     for _ in range(depth):
         inner = inner["d"]
     assert inner == {}
+
+
+# --- read lazily (issue 22): what a document answers undecoded equals the eager decode ------
+
+def _lazy(raw: bytes, keys: dict[str, str] | None = None) -> RawDocument:
+    """A document as `trinogen.source` builds one from a lazy read of these bytes."""
+    read = bsonread.read(RawBSONDocument(raw), 10**8, OPTIONS, {} if keys is None else keys,
+                         lazy=True)
+    assert read.undecoded is not None
+    return RawDocument(bsonread.doc_key(read.id), digest=read.digest, undecoded=read.undecoded)
+
+
+def _readable_docs() -> list[tuple[str, dict[str, Any]]]:
+    from tests.conftest import example_docs
+    from tests.hostile_corpus import corpus
+    from tests.kitchen_sink import document as kitchen_sink
+
+    docs = [("kitchen-sink", kitchen_sink()), *((f"example-{i}", d)
+                                              for i, d in enumerate(example_docs()))]
+    return docs + [(f"hostile-{c.name}", c.doc) for c in corpus() if not c.big]
+
+
+@pytest.mark.parametrize(("name", "doc"), _readable_docs(), ids=lambda v: v
+                         if isinstance(v, str) else "")
+def test_a_lazy_document_answers_what_bson_decodes(name: str, doc: dict[str, Any]) -> None:
+    """Undecoded, a document's head holds exactly bson.decode's values (types, order) for the
+    head fields it has, and none else (`connectors` only as far as the shared catalogs it names
+    go); its body, once asked for, is bson.decode's."""
+    raw = bson.encode(doc)
+    decoded = bson.decode(raw, OPTIONS)
+    lazy = _lazy(raw)
+    head = {k: v for k, v in lazy.head.items() if k != "connectors"}
+    assert repr(head) == repr({k: v for k, v in decoded.items()
+                               if k in HEAD_FIELDS and k != "connectors"})
+    assert references(lazy.head, {}, {}) == references(decoded, {}, {})
+    if "connectors" in lazy.head:
+        assert repr(lazy.head["connectors"]) == repr(decoded["connectors"])
+    assert lazy.doc_id == bsonread.doc_key(decoded["_id"]) and lazy.unread is None
+    assert lazy.digest == hashlib.sha256(raw).digest()
+    assert repr(lazy.body) == repr(decoded) and lazy.unreadable is None
+    assert lazy.head is lazy.body  # decoded: the head is the body
+
+
+@pytest.mark.parametrize("connectors", [
+    [{"shared": "lake"}], [{"name": "a"}, {"shared": "lake", "properties": {"x": "1"}}],
+    [{"shared": 7}], [{"name": "a", "properties": {"shared": "not-a-reference"}}],
+    [{"shared": 1, "shared2": "x"}], "shared", [], None,
+])
+def test_the_head_names_the_shared_catalogs_the_document_names(connectors: Any) -> None:
+    """Whatever `connectors` holds, the shared catalogs read from the head are those read from
+    the decoded document (the render cache keys a document with them)."""
+    raw = bson.encode({"_id": 1, "clusterId": "a", "connectors": connectors})
+    assert references(_lazy(raw).head, {}, {}) == references(bson.decode(raw, OPTIONS), {}, {})
+
+
+def test_the_body_of_lazy_documents_shares_keys_as_an_eager_read() -> None:
+    """Decoded when asked, two documents of one read share their keys' strings."""
+    keys: dict[str, str] = {}
+    raw = bson.encode({"_id": 1, "clusterId": "a", "catalogs": [{"properties": {"k.x": "v"}}]})
+    first, second = _lazy(raw, keys), _lazy(raw, keys)
+    key = next(iter(second.body["catalogs"][0]["properties"]))
+    assert key is next(iter(first.body["catalogs"][0]["properties"]))
+
+
+FAR = DatetimeMS(2**62)  # valid BSON; no Python datetime holds it
+
+
+@pytest.mark.parametrize("doc", [
+    {"_id": "x", "clusterId": "cid-a", "enabled": True, "since": FAR},
+    {"_id": "x", "clusterId": "cid-a", "connectors": [{"name": "c", "at": {"when": 1}}],
+     "props": {"since": FAR}},
+    {"_id": ObjectId("653a1a7b8e1f4a1e9c5d8e1a"), "clusterId": "c" * 5000, "since": FAR},
+    {"_id": 7, "since": FAR},
+    {"_id": 7, "clusterId": "cid-a", "\u00ff": 1},  # its key made not UTF-8 below
+])
+def test_a_value_that_cannot_be_decoded_refuses_the_document_as_an_eager_read(
+        doc: dict[str, Any]) -> None:
+    """A value Python cannot decode outside the head is found when the body is asked for: the
+    document is then unreadable with bson's own error, named by its _id and its clusterId (as
+    the identity query reads it: text, at most IDENTITY_BYTES), as an eager read refuses it."""
+    raw = bson.encode(doc).replace(b"\xc3\xbf\x00", b"\xff\xfe\x00")  # ÿ: a key not UTF-8
+    with pytest.raises(Exception) as error:  # whatever bson raises names the refusal
+        bson.decode(raw, OPTIONS)
+    lazy = _lazy(raw)
+    assert lazy.head["_id"] == doc["_id"] and lazy.unread is None
+    small = bson.encode({k: doc[k] for k in ("_id", "clusterId") if k in doc})
+    named = {"_id": doc["_id"]} | (
+        {"clusterId": doc["clusterId"]} if "clusterId" in doc and len(small) <= 4096 else {})
+    assert lazy.unreadable == (f"the document cannot be decoded ({type(error.value).__name__}: "
+                               f"{str(error.value)[:200]}); correct the value in MongoDB")
+    assert lazy.body == named and lazy.head == named
+    eager = bsonread.read(RawBSONDocument(raw), 10**8, OPTIONS, {})
+    assert eager.undecoded is None and eager.refused is not None
+    assert lazy.unreadable == f"the document {eager.refused}"
+
+
+def _bytes(*elements: tuple[str, Any]) -> bytes:
+    """A BSON document of these elements in this order (bson.encode moves `_id` first)."""
+    body = b"".join(bson.encode({k: v})[4:-1] for k, v in elements)
+    return (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
+
+
+@pytest.mark.parametrize("raw", [
+    _bytes(("clusterId", "a"), ("_id", 1)),  # _id not first
+    _bytes(("clusterId", "a")),  # no _id
+    _bytes(("_id", 1), ("clusterId", "a"), ("_id", 2)),  # _id twice
+    _bytes(("_id", 1), ("stopped", FAR)),  # a head field cannot be decoded
+    _bytes(("_id", 1), ("owner", "o"))[:-3] + b"\xff\x00\x00",  # a head value not UTF-8
+    _bytes(("_id", 1), ("x", "ab")).replace(b"x\x00\x03", b"x\x00\x09"),  # past the end
+])
+def test_a_document_whose_head_cannot_be_read_alone_is_read_eagerly(raw: bytes) -> None:
+    """When the head is not plainly there (its _id first and once, every head field decodable),
+    the document is read as ever: decoded now, or refused now with the eager read's reason."""
+    eager = bsonread.read(RawBSONDocument(raw), 10**8, OPTIONS, {})
+    read = bsonread.read(RawBSONDocument(raw), 10**8, OPTIONS, {}, lazy=True)
+    assert read.undecoded is None
+    assert (read.body, read.refused, read.id if read.identified else None) == (
+        eager.body, eager.refused, eager.id if eager.identified else None)
+
+
+def test_a_lazy_document_pickles_as_its_decoded_form() -> None:
+    """Pickled (a worker's result, a test's copy), a document travels decoded and compares equal."""
+    lazy = _lazy(bson.encode({"_id": "a", "clusterId": "a", "x": [1, {"y": 2}]}))
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert copy == lazy and copy.body == {"_id": "a", "clusterId": "a", "x": [1, {"y": 2}]}
+    assert copy.digest == lazy.digest
+
+
+@pytest.mark.parametrize(("first", "claims"), [
+    ({"_id": "a", "clusterId": "x", "enabled": False, "since": FAR}, {"x": [0, 1]}),
+    ({"_id": "a", "clusterId": "x", "enabled": False}, {"x": [1]}),
+    ({"_id": "a", "clusterId": "x", "since": FAR}, {"x": [0, 1]}),
+])
+def test_a_clusterid_two_documents_name_is_claimed_as_their_decoded_bodies_say(
+        first: dict[str, Any], claims: dict[str, list[int]]) -> None:
+    """Who claims a clusterId named twice is judged on the decoded documents: one that cannot
+    be decoded is refused named by its _id and clusterId and claims it (an eager read's refusal
+    keeps no `enabled`), whatever its undecoded `enabled` says."""
+    raws = [_lazy(bson.encode(first)), _lazy(bson.encode({"_id": "b", "clusterId": "x"}))]
+    assert enabled_claims(raws) == claims

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import demo_settings
 from trinogen.model import Cluster, Failed, classify
 from trinogen.model.names import reserved
-from trinogen.model.types import RawDocument
+from trinogen.model.raw_document import RawDocument
 from trinogen.settings import ArgoSettings
 
 DEMO = ArgoSettings(root_app_name="trino-clusters")

@@ -440,22 +440,29 @@ def test_a_pool_failing_after_chunks_landed_gives_the_serial_outcome(
     whole = [r for r in given if r.body == src.docs[r.doc_id]]
     assert all(r.body == {} for r in given if r not in whole)  # the others are let go
     enabled = [r for r in given if src.docs[r.doc_id].get("enabled") is not False]
-    # the first document (classified before the fan-out) and every one of no landed chunk
-    assert len(whole) == len(enabled) - min(landing * 7, len(enabled) - 1)
+    # Let go: the documents of a landed chunk (the first document is classified before the
+    # fan-out), but not one that failed on its own (its body still tells if it decodes).
+    # (The contested pair fails for the claim, whatever its own outcome: left out.)
+    landed, rest = enabled[1:1 + landing * 7], enabled[:1] + enabled[1 + landing * 7:]
+    invalid = {f.doc_id for f in serial.failed if f.stage == "validate"}
+    assert all((r in whole) == (r.doc_id in invalid) for r in landed if r.doc_id not in contested)
+    assert all(r in whole for r in rest)
 
 
 def test_a_real_pool_lets_every_judged_document_go(tmp_path: Path) -> None:
     """With forked workers, every document fanned out lets its body go once its chunk landed,
-    a disabled one from the start; the outcome is the serial one (the source's documents
-    untouched)."""
+    a disabled one from the start, but one invalid on its own; the outcome is the serial one
+    (the source's documents untouched)."""
     settings = fleet_settings(tmp_path, 2, check=False)
     src, reader = fleet()
     kept = {k: dict(v) for k, v in src.docs.items()}
     _, serial = _desired_of(settings, src, reader, None)
     given, pooled = _desired_of(settings, src, reader, ForkPool(2, 1, chunk=5))
     assert _outputs(pooled) == _outputs(serial)
-    assert [r for r in given if r.body == src.docs[r.doc_id]] == given[:1]  # classified first
-    assert all(r.body == {} for r in given[1:])
+    invalid = {f.doc_id for f in serial.failed if f.stage == "validate"}
+    whole = [r for r in given if r.body == src.docs[r.doc_id]]
+    assert whole == given[:1] + [r for r in given[1:] if r.doc_id in invalid]  # [0]: classified first
+    assert invalid and all(r.body == {} for r in given[1:] if r not in whole)
     assert src.docs == kept
 
 

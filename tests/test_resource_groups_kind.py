@@ -17,7 +17,8 @@ import yaml
 from tests.conftest import ROOT
 from trinogen.errors import ConfigError, Problem
 from trinogen.model import classify
-from trinogen.model.types import Cluster, Failed, RawDocument
+from trinogen.model.raw_document import RawDocument
+from trinogen.model.types import Cluster, Failed
 from trinogen.settings import Settings, load_settings
 
 SHARED: dict[str, Any] = {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 import pytest
 
+from tests.conftest import demo_settings
 from tests.fakes import FakeCache
 from trinogen.cache import document_key
-from trinogen.model import RawDocument
+from trinogen.model import HEAD_FIELDS, Disabled, Failed, RawDocument, declares_stopped, settled
 from trinogen.ports import CacheEntry
 from trinogen.served import Served
 
@@ -63,3 +67,48 @@ def test_a_rotated_or_vanished_secret_makes_a_hit_stale(
     assert served.secret_paths() == {"secret/x"}
     assert (served.drop_stale(versions, errors) == [RAW]) == stale
     assert bool(served.hits) != stale
+
+
+class Undecoded:
+    """A document's bytes as the source leaves them (`bsonread.Undecoded`), counting decodes."""
+
+    def __init__(self, body: dict[str, Any], unreadable: str | None = None) -> None:
+        self.body, self.unreadable, self.decodes = body, unreadable, 0
+
+    def head(self) -> dict[str, Any]:
+        return {k: v for k, v in self.body.items() if k in HEAD_FIELDS}
+
+    def decode(self) -> tuple[dict[str, Any], str | None]:
+        self.decodes += 1
+        return self.body, self.unreadable
+
+
+DIGEST = hashlib.sha256(b"the document's bytes").digest()
+
+
+def test_a_hit_is_served_without_decoding_its_document() -> None:
+    """A document read undecoded and answered by the cache is never decoded: its head is read
+    (clusterId, enabled, stopped), not its body."""
+    bytes_ = Undecoded({**DOC, "stopped": True, "properties": {"x": "1"}})
+    raw = RawDocument('"d1"', digest=DIGEST, undecoded=bytes_)
+    cache = FakeCache()
+    key = document_key({}, "fp", DIGEST)
+    assert key is not None
+    cache.entries[key] = ENTRY
+    served = Served.select([raw], "fp", cache, FILES)
+    assert served.misses == [] and [e.cluster_id for e in served.entries()] == ["a"]
+    assert declares_stopped(raw.head, demo_settings())
+    assert bytes_.decodes == 0
+
+
+def test_a_value_found_undecodable_when_judged_is_never_remembered() -> None:
+    """A document whose body cannot be decoded fails when judged, and the failure is not kept
+    in the cache (a refusal found at the read is never keyed either): it is judged afresh."""
+    bytes_ = Undecoded({"_id": "d1", "clusterId": "a"}, "the document cannot be decoded (x)")
+    raw = RawDocument('"d1"', digest=DIGEST, undecoded=bytes_)
+    cache = FakeCache()
+    served = Served.select([raw], "fp", cache, {})
+    outcome = served.judge(lambda r: settled(r) or Disabled(r.doc_id, None))(raw)
+    assert isinstance(outcome, Failed) and outcome.cluster_id == "a"
+    assert outcome.problems[0].message == "the document cannot be decoded (x)"
+    assert cache.failures == {} and bytes_.decodes == 1

@@ -18,7 +18,8 @@ from tests.conftest import ROOT, example_docs, git
 from trinogen.errors import Problem
 from trinogen.model import classify
 from trinogen.model.library import parse_library
-from trinogen.model.types import Cluster, Failed, RawDocument
+from trinogen.model.raw_document import RawDocument
+from trinogen.model.types import Cluster, Failed
 from trinogen.settings import Settings, load_settings
 from trinogen.source import doc_key
 

@@ -100,7 +100,9 @@ class Ahead:
             self.outcomes[id(raw)] = outcome
             if rendered is not None and isinstance(outcome, Cluster | Made):
                 self.rendered[id(outcome)] = (outcome, rendered)
-            if let_go:  # only once its outcome is here: never classified again
+            # Only once its outcome is here: never classified again. A failure keeps its body:
+            # whether it is one to remember asks if the body decodes (`served._recorded`).
+            if let_go and not isinstance(outcome, Failed):
                 raw.let_go()
 
     def with_secrets(self, fan_out: FanOut | None, clusters: Sequence[Item],

@@ -3,9 +3,10 @@
 A document larger than `mongodb.max_document_bytes` must cost its bytes and no more: pymongo
 hands it over as a `RawBSONDocument` (the bytes, undecoded), and only its `_id` is decoded, from
 the first element, where MongoDB always stores it. Every other document is decoded one by one,
-so a value Python cannot hold (a date past the year 9999) fails that document, not the read.
-mongomock gives decoded dicts: they are measured by encoding them again. The embedded database
-(`trinogen.embedded`) hands out raw BSON, as a server does.
+so a value Python cannot hold (a date past the year 9999) fails that document, not the read;
+a cluster document is decoded only when its body is asked for (`Undecoded`, issue 22), and
+fails then the same way. mongomock gives decoded dicts: they are measured by encoding them
+again. The embedded database (`trinogen.embedded`) hands out raw BSON, as a server does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from trinogen.model import HEAD_FIELDS
 
 # Fixed value sizes by BSON type byte; with _COUNTED, every type an _id may have (arrays and
 # regexes may not be one).
@@ -37,13 +40,16 @@ class Read:
     refused: str | None = None
     _id: Any = _NO_ID
     digest: bytes | None = None  # sha256 of the BSON bytes of a decoded document
+    undecoded: Undecoded | None = None  # read with `lazy`: the bytes, decoded when asked
 
     @property
     def identified(self) -> bool:
-        return self.body is not None or self._id is not _NO_ID
+        return self.body is not None or self.undecoded is not None or self._id is not _NO_ID
 
     @property
     def id(self) -> Any:
+        if self.undecoded is not None:
+            return self.undecoded.head().get("_id")
         return self.body.get("_id") if self.body is not None else self._id
 
 
@@ -78,25 +84,114 @@ def raw_options(options: Any) -> Any:
     return options.with_options(document_class=RawBSONDocument)
 
 
-def read(item: Any, limit: int, options: Any, keys: dict[str, str] | None = None) -> Read:
+def read(item: Any, limit: int, options: Any, keys: dict[str, str] | None = None, *,
+         lazy: bool = False) -> Read:
     """Decode one document of a cursor, unless it is over `limit` bytes or cannot be decoded.
-    With `keys` (one dict for all the documents of a read), their keys are shared."""
+    With `keys` (one dict for all the documents of a read), their keys are shared. `lazy`:
+    raw BSON is kept undecoded (`Undecoded`) but for its HEAD_FIELDS, when they decode."""
     raw = getattr(item, "raw", None)
     if not isinstance(raw, bytes):  # mongomock: already decoded
         return _decoded(item, limit)
     size = len(raw)
     if size > limit:
         return Read(None, size, _too_large(size, limit), first_id(raw, options))
+    undecoded = Undecoded.of(raw, options, keys) if lazy else None
+    if undecoded is not None:
+        return Read(None, size, digest=hashlib.sha256(raw).digest(), undecoded=undecoded)
+    return _decode(raw, options, keys)
+
+
+def _decode(raw: bytes, options: Any, keys: dict[str, str] | None) -> Read:
     import bson
 
     try:
         body = bson.decode(raw, options)
     except _decode_errors() as e:
-        return Read(None, size, f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
+        return Read(None, len(raw), f"cannot be decoded ({type(e).__name__}: {str(e)[:200]}); "
                     "correct the value in MongoDB", first_id(raw, options))
     if keys is not None:
         body = shared_keys(body, keys)
-    return Read(body, size, digest=hashlib.sha256(raw).digest())
+    return Read(body, len(raw), digest=hashlib.sha256(raw).digest())
+
+
+# `connectors` is read of a served document only for the shared catalogs its entries name
+# (`model.library.references`: an entry's text `shared`); without this string element in its
+# bytes it names none, and the head leaves it out (most of a document's bytes, not decoded).
+_SHARED = b"\x02shared\x00"
+_HEAD = frozenset(k.encode() for k in HEAD_FIELDS)
+
+
+class Undecoded:
+    """A document's BSON bytes (well-formed as far as its top level goes, its `_id` first and
+    once), with its HEAD_FIELDS decoded from their elements alone: what `RawDocument` decodes
+    only when its body is asked for (issue 22). The head holds exactly what `bson.decode` of
+    the whole document holds for those keys (`connectors` only when it may name a shared
+    catalog: `_SHARED`); the body is decoded whole, keys shared as an
+    eager read shares them, and a value that cannot be decoded refuses the document as an
+    eager read would (the message, the _id and clusterId naming it)."""
+
+    __slots__ = ("_head", "keys", "options", "raw")
+
+    def __init__(self, raw: bytes, options: Any, keys: dict[str, str] | None,
+                 head: Mapping[str, Any]) -> None:
+        self.raw, self.options, self.keys, self._head = raw, options, keys, head
+
+    @classmethod
+    def of(cls, raw: bytes, options: Any, keys: dict[str, str] | None) -> Undecoded | None:
+        """None when the document is better decoded now: its top level does not split, its
+        `_id` is not its first element alone, or a head field cannot be decoded (the eager
+        read then names what is wrong, as ever)."""
+        import bson
+
+        try:
+            parts = _head_parts(raw)
+            if parts is None:
+                return None
+            return cls(raw, options, keys, bson.decode(_joined(raw, parts), options))
+        except _decode_errors():
+            return None
+
+    def head(self) -> Mapping[str, Any]:
+        return self._head
+
+    def decode(self) -> tuple[Mapping[str, Any], str | None]:
+        read = _decode(self.raw, self.options, self.keys)
+        if read.body is not None:
+            return read.body, None
+        return identity(self._head["_id"], self._identity()), f"the document {read.refused}"
+
+    def _identity(self) -> Mapping[str, Any]:
+        """clusterId and enabled, as the query for a refused document's identity reads them
+        (`Source._identities`: a projection, read at most IDENTITY_BYTES), from the bytes."""
+        import bson
+
+        small = _joined(self.raw, [(k, s, e) for k, s, e in _split(self.raw)
+                                   if k in (b"_id", b"clusterId", b"enabled")])
+        if len(small) > IDENTITY_BYTES:
+            return {}
+        try:
+            found: Mapping[str, Any] = bson.decode(small, self.options)
+        except _decode_errors():
+            return {}
+        return found
+
+
+def _head_parts(raw: bytes) -> list[tuple[bytes, int, int]] | None:
+    """The head's elements, or None unless the top level splits to its last byte and `_id` is
+    its first element and is there once."""
+    split = _split(raw)
+    parts = [(k, s, e) for k, s, e in split if k in _HEAD and (
+        k != b"connectors" or raw.find(_SHARED, s, e) >= 0)]
+    if not split or split[-1][2] != len(raw) - 1 or split[0][0] != b"_id" or [
+            k for k, _, _ in parts].count(b"_id") != 1:
+        return None
+    return parts
+
+
+def _joined(raw: bytes, parts: list[tuple[Any, int, int]]) -> bytes:
+    """A BSON document of these elements of `raw`, in their order."""
+    body = b"".join(raw[start:end] for _, start, end in parts)
+    return (len(body) + 5).to_bytes(4, "little") + body + b"\x00"
 
 
 def shared_keys(body: Any, keys: dict[str, str]) -> Any:
@@ -179,23 +274,31 @@ _SIZED = {**_COUNTED, 0x04: 0, 0x0F: 0}
 
 def elements(raw: bytes) -> Iterator[tuple[str, int, int]]:
     """(key, start, end) of each top-level element of a well-formed BSON document."""
-    at, last = 4, len(raw) - 1
+    for key, start, end in _split(raw):
+        yield key.decode(), start, end
+
+
+def _split(raw: bytes) -> list[tuple[bytes, int, int]]:
+    """`elements` with each key as its bytes, in a list: a lazy read splits every document."""
+    out, at, last = [], 4, len(raw) - 1
+    fixed, sized, index, size = _FIXED, _SIZED, raw.index, int.from_bytes
     while at < last:
         kind = raw[at]
-        key_end = raw.index(b"\x00", at + 1)
+        key_end = index(b"\x00", at + 1)
         start = key_end + 1
-        if kind in _FIXED or kind == 0x06:
-            end = start + _FIXED.get(kind, 0)
-        elif kind in _SIZED:
-            end = start + int.from_bytes(raw[start:start + 4], "little") + _SIZED[kind]
+        if kind in fixed or kind == 0x06:
+            end = start + fixed.get(kind, 0)
+        elif kind in sized:
+            end = start + size(raw[start:start + 4], "little") + sized[kind]
         elif kind == 0x0B:
-            end = raw.index(b"\x00", raw.index(b"\x00", start) + 1) + 1
+            end = index(b"\x00", index(b"\x00", start) + 1) + 1
         elif kind == 0x0C:
-            end = start + 4 + int.from_bytes(raw[start:start + 4], "little") + 12
+            end = start + 4 + size(raw[start:start + 4], "little") + 12
         else:
             raise ValueError(f"BSON type {kind:#x} is unknown")
-        yield raw[at + 1:key_end].decode(), at, end
+        out.append((raw[at + 1:key_end], at, end))
         at = end
+    return out
 
 
 def _decode_errors() -> tuple[type[Exception], ...]:

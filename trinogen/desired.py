@@ -218,7 +218,7 @@ def _add_served(desired: Desired, served: Served, settings: Settings) -> None:
         desired.warnings.extend(Problem(*w) for w in entry.warnings)
     desired.cache_hits = len(served.hits)
     desired.stopped.update(entry.cluster_id for raw, _, entry in served.hits.values()
-                           if declares_stopped(raw.body, settings))
+                           if declares_stopped(raw.head, settings))
 
 
 def _rendered(desired: Desired, made: Iterable[Made]) -> Iterator[tuple[Made, dict[str, str]]]:

@@ -11,10 +11,11 @@ is a list, a regex, a Decimal128 or code, a key with a NUL character, a top-leve
 with `$`, and whatever `bson.encode` cannot encode. One difference: an empty `Timestamp(0, 0)`
 is kept as written (mongomock put the current time there, so the document changed every run).
 
-Memory: the bytes (1.6 kB per bench document) are about a fourth of the decoded documents a
-read builds anew (5 kB each, their keys and string values shared by `bsonread.shared_keys`;
-7 kB with the keys alone shared, as the JSON parser shares them; 10.7 kB with a string per key
-of each document; issue 22's report).
+Memory: the bytes (1.6 kB per bench document) are about a fourth of a decoded document (5 kB,
+its keys and string values shared by `bsonread.shared_keys`; 7 kB with the keys alone shared, as
+the JSON parser shares them; 10.7 kB with a string per key of each document; issue 22's report);
+a read builds one only for a document whose body is asked for, and ~0.9 kB (its head, digest and
+names) for one the render cache serves.
 
 It answers only the queries `trinogen.source` makes: every document, `_id` `$in` or equality,
 `clusterId` `$in`, the `$or` of the two, with a projection of top-level fields. Writes are not served: the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from trinogen.cache import document_key
 from trinogen.errors import Problem
@@ -139,7 +139,7 @@ class Served:
                 cache.keep_failure(key, known)
                 return Failed(raw.doc_id, known.cluster_id, tuple(Problem(*p) for p in known.problems))
             outcome = classify(raw)
-            if key and isinstance(outcome, Failed) and outcome.stage == "validate":
+            if key and _recorded(outcome, raw):
                 cache.keep_failure(key, CachedFailure(raw.doc_id, outcome.cluster_id, tuple(
                     (p.cluster, p.field, p.message) for p in outcome.problems)))
             return outcome
@@ -160,13 +160,23 @@ class Served:
         return files
 
 
+def _recorded(outcome: Judged, raw: RawDocument) -> TypeGuard[Failed]:
+    """Whether a document's outcome is a failure to remember: a validation failure, but not
+    a value that cannot be decoded, found only when the body was asked for
+    (`RawDocument.body`), as one found at the read is never keyed."""
+    return isinstance(outcome, Failed) and outcome.stage == "validate" and not raw.unreadable
+
+
 def _key(raw: RawDocument, fingerprint: str, dependencies: Dependencies | None) -> str | None:
-    if not isinstance(raw.body, Mapping) or raw.unreadable:
+    if not isinstance(raw.head, Mapping) or raw.unread:
         return None  # a refused document's body is only what names it: never a key
     # A document using shared catalogs is keyed with them too: a change to one of them
     # re-renders exactly its users. Any other document keeps the key of its bytes alone.
-    more = dependencies(raw.body) if dependencies is not None else None
-    return document_key(raw.body, fingerprint, raw.digest, more) if more != b"" else None
+    more = dependencies(raw.head) if dependencies is not None else None
+    if more == b"":
+        return None
+    return document_key(raw.head if raw.digest is not None else raw.body, fingerprint,
+                        raw.digest, more)
 
 
 def _hits(

@@ -125,8 +125,11 @@ class Source:
         self.queries += 1
         coll = self.collection if collection is None else collection
         options = getattr(coll, "codec_options", None)
+        # Cluster documents are left undecoded but for what the render cache reads (issue 22);
+        # catalog documents are all parsed on every read of the library.
+        lazy = collection is None
         if isinstance(coll, SeedCollection):  # raw BSON already, and no server to fail (nor
-            return self._read(coll, query, None, options)  # pymongo to import: start-up cost)
+            return self._read(coll, query, None, options, lazy)  # pymongo to import: start-up)
         from pymongo.errors import PyMongoError
 
         try:
@@ -134,23 +137,24 @@ class Source:
             projection = fields or (None if self.ephemeral else PROJECTION)
             if bsonread.speaks_bson(coll):  # documents arrive as raw BSON, measured before decoding
                 coll = coll.with_options(codec_options=bsonread.raw_options(options))
-            return self._read(coll, query, projection, options)
+            return self._read(coll, query, projection, options, lazy)
         except PyMongoError as e:
             raise SourceUnavailable(_explain(e, self.settings)) from e
 
     def _read(self, coll: Readable, query: Mapping[str, Any],
-              projection: Mapping[str, Any] | None, options: Any) -> list[RawDocument]:
+              projection: Mapping[str, Any] | None, options: Any, lazy: bool
+              ) -> list[RawDocument]:
         cursor = coll.find(query, projection, batch_size=self.settings.batch_size)
         keys: dict[str, str] = {}  # the documents of one read share their keys (issue 22)
-        reads = [bsonread.read(d, self.settings.max_document_bytes, options, keys)
-                 for d in cursor]
+        limit = self.settings.max_document_bytes
+        reads = [bsonread.read(d, limit, options, keys, lazy=lazy) for d in cursor]
         identities = self._identities(reads, coll)
         return [self._document(r, identities) for r in reads]
 
     def _identities(self, reads: list[bsonread.Read], coll: Readable
                     ) -> dict[str, Mapping[str, Any]]:
         """clusterId and enabled of the documents read as too large (one more small query)."""
-        ids = [r.id for r in reads if r.body is None and r.identified]
+        ids = [r.id for r in reads if r.refused is not None and r.identified]
         if not ids:
             return {}
         self.queries += 1
@@ -164,6 +168,8 @@ class Source:
 
     def _document(self, r: bsonread.Read, identities: Mapping[str, Mapping[str, Any]]
                   ) -> RawDocument:
+        if r.undecoded is not None:
+            return RawDocument(doc_key(r.id), digest=r.digest, undecoded=r.undecoded)
         if r.body is not None:
             return RawDocument(doc_key(r.body.get("_id")), r.body, digest=r.digest)
         if not r.identified:

@@ -135,8 +135,8 @@ def _contested(raws: Sequence[RawDocument]) -> list[str]:
     """The clusterIds more than one enabled document claims."""
     # A count of the raw values first: an ordinary run (no clusterId repeated at all) pays no
     # second reading of every label on top of the render cache's own.
-    seen = Counter(v for r in raws if isinstance(r.body, Mapping)
-                   and type(v := r.body.get("clusterId")) is str)
+    seen = Counter(v for r in raws if isinstance(r.head, Mapping)
+                   and type(v := r.head.get("clusterId")) is str)
     if all(n == 1 for n in seen.values()):
         return []
     return [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]

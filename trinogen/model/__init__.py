@@ -7,7 +7,8 @@ several documents claim). See docs/document.md for every field and rule.
 
 The package, one job per module:
 
-- `types`: the values (`Cluster`, `Role`, `Connector`, `Disabled`, `Failed`, `RawDocument`...);
+- `types`: the values (`Cluster`, `Role`, `Connector`, `Disabled`, `Failed`...);
+- `raw_document`: a document as read (`RawDocument`: decoded when its body is asked for);
 - `checker`: typed reads of untrusted values that record problems, field paths, suggestions;
 - `units`: JVM sizes, Trino data sizes, Kubernetes quantities;
 - `rules`: what the chart, Trino and Kubernetes allow (limits, names, reserved keys, memory);
@@ -47,6 +48,7 @@ from trinogen.model.raw import (
     enabled_claims,
     settled,
 )
+from trinogen.model.raw_document import HEAD_FIELDS, RawDocument, Undecoded
 from trinogen.model.rules import (
     CHART_CONFIG_KEYS,
     CHART_DEFAULT_PER_NODE,
@@ -77,7 +79,6 @@ from trinogen.model.types import (
     FileSecret,
     Mount,
     Outcome,
-    RawDocument,
     Role,
     ServerSecret,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "CHART_CONFIG_KEYS",
     "CHART_DEFAULT_PER_NODE",
     "CHART_NODE_KEYS",
+    "HEAD_FIELDS",
     "HEAP_HEADROOM",
     "MAX_CLUSTER_ID",
     "MAX_CONNECTORS",
@@ -129,6 +131,7 @@ __all__ = [
     "RawDocument",
     "Role",
     "ServerSecret",
+    "Undecoded",
     "claimed_cluster_id",
     "classify",
     "classify_all",

@@ -16,7 +16,8 @@ from typing import Protocol
 
 from trinogen.errors import Problem
 from trinogen.model.raw import enabled_claims
-from trinogen.model.types import Failed, Outcome, RawDocument
+from trinogen.model.raw_document import RawDocument
+from trinogen.model.types import Failed, Outcome
 
 # Said when the repository was not read (validate, render): which claimant keeps it is unknown.
 UNREAD = ("sync keeps it for the document the GitOps repository holds it for and fails the "

@@ -28,6 +28,7 @@ from trinogen.model.names import reserved
 from trinogen.model.operation import operation
 from trinogen.model.properties import Props, properties, server_properties
 from trinogen.model.raw import claimed_by, document_label, settled
+from trinogen.model.raw_document import RawDocument
 from trinogen.model.roles import Sizing, check_memory, cluster_config
 from trinogen.model.rules import (
     CLUSTER_ID,
@@ -41,7 +42,7 @@ from trinogen.model.server_secrets import ServerBinding
 from trinogen.model.spooling import SpoolingProtocol, spooling
 from trinogen.model.spooling import check_private as check_spooling_private
 from trinogen.model.trino import TrinoCheck, log_lines
-from trinogen.model.types import Cluster, Connector, Failed, Identity, Outcome, RawDocument
+from trinogen.model.types import Cluster, Connector, Failed, Identity, Outcome
 from trinogen.model.workload import workload
 from trinogen.secrets import SecretUse
 from trinogen.settings import Settings

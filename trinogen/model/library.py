@@ -33,6 +33,7 @@ from trinogen.model.checker import (
     type_name,
 )
 from trinogen.model.claims import UNREAD, keeper
+from trinogen.model.raw_document import RawDocument
 from trinogen.model.rules import (
     CONNECTOR_NAME,
     LABEL_VALUE,
@@ -40,7 +41,7 @@ from trinogen.model.rules import (
     METADATA_FIELDS,
 )
 from trinogen.model.substitution import refusal, trino_substitution
-from trinogen.model.types import Failed, RawDocument
+from trinogen.model.types import Failed
 
 SHARE_ALL = "*"
 CATALOG_FIELDS = frozenset({"name", "owner", "properties", "shareWith"}) | METADATA_FIELDS
@@ -345,4 +346,4 @@ def merge_overrides(base: Mapping[str, str], overrides: Mapping[str, Any], path:
 def needs_library(raws: Sequence[RawDocument], defaults: Mapping[str, Any],
                   profiles: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether any document may use the library: only then is its collection read."""
-    return any(references(r.body, defaults, profiles) for r in raws)
+    return any(references(r.head, defaults, profiles) for r in raws)

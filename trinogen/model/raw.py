@@ -8,13 +8,15 @@ all served never loads the validator (`document` and every feature's reader).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trinogen.errors import Problem
 from trinogen.model.checker import MAPS
+from trinogen.model.raw_document import RawDocument
 from trinogen.model.rules import CLUSTER_ID, MAX_CLUSTER_ID, MAX_DEPTH, MAX_DOC_ID
-from trinogen.model.types import Disabled, Failed, RawDocument
+from trinogen.model.types import Disabled, Failed
 from trinogen.settings import Settings
 
 _NESTING = (dict, list, tuple)
@@ -22,7 +24,7 @@ _NESTING = (dict, list, tuple)
 
 def document_label(raw: RawDocument) -> str:
     """How messages name a document: its clusterId when usable, else its _id."""
-    cid = raw.body.get("clusterId") if isinstance(raw.body, MAPS) else None
+    cid = raw.head.get("clusterId") if isinstance(raw.head, MAPS) else None
     if type(cid) is str and CLUSTER_ID.fullmatch(cid) and len(cid) <= MAX_CLUSTER_ID:
         return cid
     # An _id too long for a file header (refused below) is named by its start: a 10 MiB _id
@@ -94,12 +96,17 @@ def enabled_claims(raws: Sequence[RawDocument]) -> dict[str, list[int]]:
     More than one index means duplicates. Needs only the raw documents, so the render cache can
     ask it without validating anything.
     """
+    labels = [claimed_cluster_id(raw) for raw in raws]
+    # A clusterId several documents name is judged on their decoded bodies: one that cannot be
+    # decoded claims it as the read's refusal names it (enabled, whatever its bytes say).
+    named = Counter(labels)
     claims: dict[str, list[int]] = {}
-    for i, raw in enumerate(raws):
-        if isinstance(raw.body, MAPS) and raw.body.get("enabled") is not False:
+    for i, (raw, cid) in enumerate(zip(raws, labels, strict=True)):
+        if cid is not None and named[cid] > 1:
+            raw.body  # noqa: B018 - decoded now
             cid = claimed_cluster_id(raw)
-            if cid is not None:
-                claims.setdefault(cid, []).append(i)
+        if cid is not None and isinstance(raw.head, MAPS) and raw.head.get("enabled") is not False:
+            claims.setdefault(cid, []).append(i)
     return claims
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from trinogen.errors import Problem
@@ -284,30 +283,6 @@ class Failed:
 
 
 Outcome = Cluster | Disabled | Failed
-
-
-@dataclass(frozen=True)
-class RawDocument:
-    """A document as read from MongoDB, with its _id in canonical Extended JSON."""
-
-    doc_id: str
-    body: Mapping[str, Any]
-    # Set when the document could not be read as stored (the embedded database refused a seed
-    # document): it fails, and its cluster keeps its files.
-    unreadable: str | None = None
-    # A hash of its BSON bytes as read, when the source measured them (the render cache's key
-    # then needs no second encoding of the document).
-    digest: bytes | None = field(default=None, compare=False, repr=False)
-
-    def let_go(self) -> None:
-        """Once judged (`trinogen.ahead`: its outcome recorded, the clusterIds it may contest
-        noted), the body is read no more: it becomes an empty mapping, and the decoded
-        document is freed (issue 22: at 10,000 documents they held ~50 MiB beside the
-        rendered files). The source's own mapping is left as it is."""
-        object.__setattr__(self, "body", JUDGED)  # frozen: replaced once, by this method only
-
-
-JUDGED: Mapping[str, Any] = MappingProxyType({})  # the body of a document let go
 
 
 @dataclass

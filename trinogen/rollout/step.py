@@ -144,7 +144,7 @@ class Prepared:
         r = self.state.rollout
         if not self.holding or r is None or cid not in self.held_files:
             return False
-        if not r.aborted and wave_of(self.waves, cid, Facts.of(raw.body)) <= r.wave:
+        if not r.aborted and wave_of(self.waves, cid, Facts.of(raw.head)) <= r.wave:
             return False
         return self.state.documents.get(cid) in (None, _digest(raw))
 
@@ -221,7 +221,7 @@ def _changed(desired: Desired, held_files: Mapping[str, Mapping[str, str]]) -> l
 
 
 def _facts(i: Inputs, clusters: Iterable[str]) -> dict[str, Facts]:
-    bodies = {raw.doc_id: raw.body for raw in i.raws}
+    bodies = {raw.doc_id: raw.head for raw in i.raws}
     docs = i.desired.docs
     return {c: Facts.of(bodies[docs[c]]) if docs.get(c) in bodies else Facts() for c in clusters}
 
@@ -393,4 +393,6 @@ def _digests(desired: Desired, raws: Iterable[RawDocument]) -> dict[str, str]:
 
 
 def _digest(raw: RawDocument) -> str | None:
-    return document_key(raw.body, _DIGEST_SALT, raw.digest)
+    # The bytes' digest when the source has it: the body is then never decoded for it.
+    return document_key(raw.head if raw.digest is not None else raw.body, _DIGEST_SALT,
+                        raw.digest)

@@ -55,6 +55,7 @@ class SeedSink(Protocol):
 
 
 Keep = Callable[[str, dict[str, Any]], None]
+
 # The keys bson.json_util's object hook decodes an object by (its _PARSERS): an object with none
 # of them is returned unchanged. tests/test_seed.py checks this against bson's own table.
 WRAPPERS = frozenset((
@@ -127,6 +128,7 @@ def ejson_items(text: str, name: str) -> Iterator[tuple[str, Any]]:
     while not (index == 0 and text.startswith("]", pos)):  # "[]" has no item
         item, pos = decode(text, pos)
         yield f"seed file {name} item {index}", item
+        del item  # decoded documents are not held two at a time
         index += 1
         pos = _space(text, pos)
         if not text.startswith(",", pos):
@@ -159,15 +161,12 @@ def load_seed(directory: Path, sink: SeedSink) -> tuple[list[RawDocument], bool]
     complete = True
     for path in sorted([*directory.glob("*.json"), *directory.glob("*.jsonl")]):
         sink.begin()
-        before = (len(refused), complete)
-        streamed = _stream_file(path, sink.keep, refused)
-        if streamed is not None:
-            complete = streamed and complete
+        count = len(refused)
+        if _stream_file(path, sink.keep, refused):
             continue
         # Malformed somewhere: from a clean state, item by item, naming the bad item.
         sink.undo()
-        del refused[before[0]:]
-        complete = before[1]
+        del refused[count:]
         items = _seed_items(path)
         if isinstance(items, str):
             # Its documents are unknown: report the file, and prune nothing as "deleted".
@@ -180,25 +179,24 @@ def load_seed(directory: Path, sink: SeedSink) -> tuple[list[RawDocument], bool]
     return refused, complete
 
 
-def _stream_file(path: Path, keep: Keep, refused: list[RawDocument]) -> bool | None:
+def _stream_file(path: Path, keep: Keep, refused: list[RawDocument]) -> bool:
     """The common case, one document at a time: the whole file as well-formed Extended JSON (one
-    document or an array), each item kept or refused as it is decoded; whether each named a known
-    document. None (some items may have been kept) sends the file down the item-by-item path,
-    which names a malformed item."""
+    document or an array), each item kept or refused as it is decoded. False (some items may have
+    been kept or refused) sends the file down the item-by-item path, which names a malformed item."""
     failures: tuple[type[Exception], ...] = (OSError, UnicodeDecodeError, *_ejson_errors())
     try:
         items = ejson_items(path.read_text(encoding="utf-8"), path.name)
     except failures:
-        return None
-    complete = True
+        return False
     while True:
         try:
             where, item = next(items)
         except StopIteration:
-            return complete
+            return True
         except failures:
-            return None
-        complete = _seed_item(where, item, keep, refused, decoded=True) and complete
+            return False
+        _seed_item(where, item, keep, refused, decoded=True)  # never names an unknown document
+        del item  # decoded documents are not held two at a time
 
 
 def _seed_items(path: Path) -> list[tuple[str, Any]] | str:

@@ -258,3 +258,40 @@ def test_the_id_comes_first_as_mongodb_stores_it() -> None:
     (ours,), _ = embedded_reads([doc])
     assert list(ours.body) == ["_id", "clusterId", "owner"]
     assert ours.body == theirs.body and ours.digest == theirs.digest
+
+
+GOOD_X = '[{"_id": "x", "clusterId": "x"}]'
+HALFWAY = [
+    # (b.json's text, the _ids kept, the refusals' beginnings in order, every file read)
+    ('[{"_id": "a", "clusterId": "a"}, {"_id": "a", "clusterId": "dup"}, '
+     + '{"_id": "b", "clusterId": "b", "v": {"$numberDecimal": "abc"}}, {"_id": "c", "clusterId": "c"}]',
+     ["x", "a", "c"], ["seed file b.json item 2: has malformed Extended JSON",
+                       "seed file b.json item 1: MongoDB would refuse this document (DuplicateKeyError"],
+     True),
+    ('[{"_id": "a", "clusterId": "a"}, {"_id": "c"', ["x"],
+     ["seed file b.json: cannot be read as Extended JSON"], False),
+    ('[{"_id": "a", "clusterId": "a"}] [', ["x"], ["seed file b.json: cannot be read as Extended JSON"],
+     False),
+    ('[{"_id": "a", "clusterId": "a"},]', ["x"], ["seed file b.json: cannot be read as Extended JSON"],
+     False),
+]
+
+
+@pytest.mark.parametrize(("text", "kept", "refusals", "complete"), HALFWAY, ids=range(len(HALFWAY)))
+def test_a_seed_file_malformed_halfway_is_read_again_from_a_clean_state(
+        tmp_path: Path, text: str, kept: list[str], refusals: list[str], complete: bool) -> None:
+    """A seed array that turns out malformed after some of its documents were kept is read again
+    item by item as if never begun: each good document once, none of a file that cannot be read,
+    no duplicate _id refused that the file does not hold twice; earlier files stay."""
+    from trinogen.embedded import seeded
+
+    (tmp_path / "a.json").write_text(GOOD_X)
+    (tmp_path / "b.json").write_text(text)
+    db = seeded(MongoSettings(uri="mongomock://", seed_dir=str(tmp_path)))
+    coll = db.client.seed(SETTINGS.database, SETTINGS.collection)
+    assert [bson.decode(r.raw)["_id"] for r in coll.find({})] == kept
+    by_cluster = coll.find({"clusterId": {"$in": ["a", "c", "x"]}})
+    assert [bson.decode(r.raw)["_id"] for r in by_cluster] == kept
+    assert len(db.refused) == len(refusals)
+    assert all((r.unreadable or "").startswith(start) for r, start in zip(db.refused, refusals))
+    assert db.complete is complete

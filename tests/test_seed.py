@@ -13,9 +13,35 @@ from typer.testing import CliRunner
 from tests.conftest import commit_count, demo_env, example_docs, remote_tree
 from trinogen.cli import app
 from trinogen.errors import ExitCode
+from trinogen.model import RawDocument
 from trinogen.seed import load_seed
 
 runner = CliRunner()
+
+
+class Kept:
+    """A seed sink that keeps (where, document) in a list, as the embedded database keeps them in
+    its collection."""
+
+    def __init__(self) -> None:
+        self.docs: list[tuple[str, dict[str, Any]]] = []
+        self.mark = 0
+
+    def keep(self, where: str, doc: dict[str, Any]) -> None:
+        self.docs.append((where, doc))
+
+    def begin(self) -> None:
+        self.mark = len(self.docs)
+
+    def undo(self) -> None:
+        del self.docs[self.mark:]
+
+
+def loaded_seed(directory: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[RawDocument], bool]:
+    """load_seed into a list: (where, document) kept, the refused ones, whether all were read."""
+    kept = Kept()
+    refused, complete = load_seed(directory, kept)
+    return kept.docs, refused, complete
 
 
 def seeded_env(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str]:
@@ -63,7 +89,7 @@ def test_load_seed_keeps_documents_with_an_id_as_they_are(tmp_path: Path) -> Non
     """Documents with an _id of any kind are returned unchanged; only the one without is refused."""
     items = [{"_id": 7, "clusterId": "a"}, {"clusterId": "b"}, {"_id": None, "clusterId": "c"}]
     (tmp_path / "s.json").write_text(json.dumps(items))
-    docs, refused, complete = load_seed(tmp_path)
+    docs, refused, complete = loaded_seed(tmp_path)
     assert [doc for _, doc in docs] == [items[0], items[2]] and complete
     assert [r.body.get("clusterId") for r in refused] == ["b"]
     assert refused[0].unreadable is not None and "s.json item 1" in refused[0].unreadable
@@ -85,7 +111,7 @@ def test_malformed_extended_json_fails_only_its_document(tmp_path: Path, bad: di
     and item; the file's other documents load."""
     good = {"_id": "b", "clusterId": "b"}
     (tmp_path / "s.json").write_text(json.dumps([good, bad]))
-    docs, refused, _ = load_seed(tmp_path)
+    docs, refused, _ = loaded_seed(tmp_path)
     assert [doc for _, doc in docs] == [good]
     (r,) = refused
     assert r.unreadable is not None and "s.json item 1" in r.unreadable
@@ -110,7 +136,7 @@ def test_mongoexport_json_lines_are_read(tmp_path: Path, name: str) -> None:
     each document named by its line."""
     docs = [{"_id": {"$oid": "653a1a7b8e1f4a1e9c5d8e1a"}, "clusterId": "a"}, {"_id": "b"}]
     (tmp_path / name).write_text("\n".join(json.dumps(d) for d in docs) + "\n\n")
-    loaded, refused, complete = load_seed(tmp_path)
+    loaded, refused, complete = loaded_seed(tmp_path)
     assert [d for _, d in loaded] == [json_util.loads(json.dumps(d)) for d in docs]
     assert [w for w, _ in loaded] == [f"seed file {name} line 1", f"seed file {name} line 2"]
     assert not refused and complete
@@ -119,7 +145,7 @@ def test_mongoexport_json_lines_are_read(tmp_path: Path, name: str) -> None:
 def test_a_file_that_is_neither_json_nor_json_lines_says_what_is_accepted(tmp_path: Path) -> None:
     """A broken file is refused with the accepted shapes named, and nothing is pruned."""
     (tmp_path / "s.json").write_text('{"_id": "a"}\n{"_id": \n')
-    _, refused, complete = load_seed(tmp_path)
+    _, refused, complete = loaded_seed(tmp_path)
     assert not complete and refused[0].unreadable is not None
     assert "one document per line" in refused[0].unreadable
 
@@ -173,3 +199,41 @@ def test_seed_files_parse_as_json_util_parses_them(text: str) -> None:
         return repr(value), json_util.dumps(value, json_options=json_util.CANONICAL_JSON_OPTIONS)
 
     assert outcome(ejson_loads) == outcome(json_util.loads)
+
+
+ITEMS = [
+    '[]', ' [ ] ', '\n[\t{"a": 1} ,\r\n{"b": {"$numberLong": "5"}}\n]\n', '[1, "s", null, [2]]',
+    '[[{"d": {"$date": "2024-01-02T03:04:05Z"}}]]', '{"_id": "a"}', '7', ' "s" ',
+    '[', '[,]', '[1,]', '[1 2]', '[1]]', '[1] [', '[1] x', '[{"a": 1}, {"b": ', '\ufeff[1]', '',
+    '[{"a": 1}, {"x": {"$numberDecimal": "abc"}}]', '[{"a": 1}, {"$oid": "zzz"}, {"b": 2}]',
+    '[{"a": NaN}, {"b": -Infinity}]', '[{"a": 1, "a": 2}]', '[1, 2] \n ',
+]
+
+
+@pytest.mark.parametrize("text", ITEMS, ids=range(len(ITEMS)))
+def test_a_seed_file_is_decoded_item_by_item_as_json_util_decodes_it_whole(text: str) -> None:
+    """One item at a time, a file gives json_util.loads's values (an array's elements, or the one
+    value) with where each is, or fails wherever json_util.loads fails."""
+    from trinogen.seed import ejson_items
+
+    def whole() -> Any:
+        try:
+            value = json_util.loads(text)
+        except Exception:  # noqa: BLE001 - failing at all is what is compared
+            return "fails"
+        if isinstance(value, list):
+            return [(f"seed file s.json item {i}", v) for i, v in enumerate(value)]
+        return [("seed file s.json", value)]
+
+    def streamed() -> Any:
+        try:
+            return list(ejson_items(text, "s.json"))
+        except Exception:  # noqa: BLE001
+            return "fails"
+
+    def typed(outcome: Any) -> Any:
+        return outcome if outcome == "fails" else [
+            (w, repr(v), json_util.dumps(v, json_options=json_util.CANONICAL_JSON_OPTIONS))
+            for w, v in outcome]
+
+    assert typed(streamed()) == typed(whole())

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from trinogen import bsonread
 from trinogen.errors import ConfigError
 from trinogen.model import RawDocument
-from trinogen.seed import Seeds, load_seed, refused_document
+from trinogen.seed import load_seed, refused_document
 from trinogen.settings import MongoSettings
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,19 @@ class SeedCollection:
         for name in cid if isinstance(cid, list) else [cid]:
             if type(name) is str:  # `$in` with strings matches a string or an array's element
                 self._clusters.setdefault(name, []).append(key)
+
+    def drop_after(self, count: int) -> None:
+        """Forget the documents added after the first `count` (a seed file that turned out
+        malformed halfway, to be read again item by item)."""
+        dropped: set[Any] = set()
+        while len(self._docs) > count:
+            dropped.add(self._docs.popitem()[0])  # the last added first
+        for name, keys in list(self._clusters.items()):
+            while keys and keys[-1] in dropped:  # a file's documents were appended last
+                keys.pop()
+            if not keys:
+                del self._clusters[name]
+        self._keys = None
 
     def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None = None,
              **_options: Any) -> list[Any]:
@@ -190,25 +203,47 @@ def seeded(settings: MongoSettings) -> Seeded:
     library = db.client.seed(settings.database, settings.catalog_collection)
     if not settings.seed_dir:
         return db
-    seeds, db.refused, db.complete = load_seed(Path(settings.seed_dir))
-    _insert(documents, seeds, db.refused)
-    del seeds  # the documents live on as BSON only
+    db.refused, db.complete = _load(documents, Path(settings.seed_dir))
     catalogs = Path(settings.seed_dir) / "catalogs"
     if catalogs.is_dir():
-        seeds, db.refused_catalogs, _ = load_seed(catalogs)
-        _insert(library, seeds, db.refused_catalogs)
+        db.refused_catalogs, _ = _load(library, catalogs)
     return db
 
 
-def _insert(coll: SeedCollection, seeds: Seeds, refused: list[RawDocument]) -> None:
-    """Keep the seed documents; each one MongoDB would refuse is added to `refused`."""
-    for where, doc in seeds:
+def _load(coll: SeedCollection, directory: Path) -> tuple[list[RawDocument], bool]:
+    """Seed `coll` from `directory`, each document kept as BSON as soon as it is decoded: the
+    documents refused (the loader's, then MongoDB's, each in file order) and whether every file
+    could be read."""
+    loader = _Loader(coll)
+    refused, complete = load_seed(directory, loader)
+    for where, kind, doc in loader.refusals:
+        log.error("%s: MongoDB would refuse this document (%s)", where, kind)
+        refused.append(doc)
+    return refused, complete
+
+
+class _Loader:
+    """The seed loader's sink: each document into the collection, or (when MongoDB would refuse
+    it) aside; `undo` forgets both since the file began."""
+
+    def __init__(self, coll: SeedCollection) -> None:
+        self._coll = coll
+        self.refusals: list[tuple[str, str, RawDocument]] = []  # (where, error kind, document)
+        self._mark = (0, 0)
+
+    def keep(self, where: str, doc: dict[str, Any]) -> None:
         try:
-            coll.add(doc)
+            self._coll.add(doc)
         except Refused as e:
-            log.error("%s: MongoDB would refuse this document (%s)", where, e.kind)
-            refused.append(refused_document(where, doc, "MongoDB would refuse this document "
-                                            f"({e.kind}: {str(e)[:200]})"))
+            self.refusals.append((where, e.kind, refused_document(
+                where, doc, f"MongoDB would refuse this document ({e.kind}: {str(e)[:200]})")))
+
+    def begin(self) -> None:
+        self._mark = (len(self._coll), len(self.refusals))
+
+    def undo(self) -> None:
+        self._coll.drop_after(self._mark[0])
+        del self.refusals[self._mark[1]:]
 
 
 def project(raw: bytes, projection: Mapping[str, Any]) -> bytes:

@@ -20,7 +20,8 @@ Phases, per N (documents from bench/gen_docs.py, seeded):
   tenth   `trinogen sync` after 10% of the enabled documents changed (replicas, version, connector)
 
 Per run: wall time, user+sys CPU, peak RSS (os.wait4 of the child: the largest process of its tree,
-trinogen or one of its git children), the report's stats (files changed/written, commits, push
+trinogen or one of its git children; started through bench/peak.py, so the harness's own memory is
+not counted), the report's stats (files changed/written, commits, push
 attempts, Vault requests, Mongo queries), and `git count-objects -v` on the bare remote.
 Medians are over --repeat runs (--repeat-large for N >= 10,000).
 
@@ -46,7 +47,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -81,16 +82,34 @@ BASELINE = Path(os.environ.get("TRINOGEN_BENCH_ANSIBLE_DIR", ROOT.parent / "shar
 # --- running one measured subprocess -----------------------------------------------------------
 
 
+class _Usage(NamedTuple):
+    ru_utime: float
+    ru_stime: float
+    ru_maxrss: int
+
+
+def _launched_usage(path: Path) -> dict[str, Any] | None:
+    """What bench/peak.py wrote of the command it ran; None when it wrote nothing (killed)."""
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
 def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, timeout: float, log: Path) -> dict[str, Any]:
     """Run `cmd`; wall, CPU and peak RSS from wait4; stdout parsed as JSON when it is JSON."""
     log.parent.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log.with_suffix(".out"), log.with_suffix(".err")
     load = os.getloadavg()[0]
     stall0 = cpu_stall()
+    usage_path = log.with_suffix(".usage.json")
+    usage_path.unlink(missing_ok=True)
+    # Through bench/peak.py: the peak RSS is then the command's own, not the harness's (see there).
+    launched = [sys.executable, str(HERE / "peak.py"), str(usage_path), "--", *cmd]
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
-                                cwd=cwd, start_new_session=True)
+        proc = subprocess.Popen(launched, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
         timer = threading.Timer(timeout, lambda: _kill_group(proc.pid))
         timer.start()
         try:
@@ -99,6 +118,10 @@ def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, timeout: float, l
             timer.cancel()
         wall = time.perf_counter() - start
     stall1 = cpu_stall()
+    own = _launched_usage(usage_path)
+    if own is not None:  # the command's figures, the launcher's start-up left out
+        wall, status = own["wall"], own["status"]
+        usage = _Usage(own["user"], own["sys"], own["maxrss_kib"])
     proc.returncode = os.waitstatus_to_exitcode(status)
     stdout = out_path.read_text(errors="replace")
     try:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bson
 import mongomock
 import pytest
 from bson import ObjectId
+from bson.codec_options import DEFAULT_CODEC_OPTIONS
+from bson.raw_bson import RawBSONDocument
 
 from tests.conftest import demo_settings
 from trinogen.errors import ConfigError
@@ -96,3 +99,37 @@ def test_a_document_over_the_size_limit_is_refused_by_id_and_cluster_id() -> Non
     assert big.unreadable is not None and big.unreadable.startswith("the document is 5,0")
     assert small.unreadable is None and small.body["clusterId"] == "b"
     assert src.queries == 2
+
+
+class RawCollection:
+    """Stands in for a pymongo collection reading raw BSON (`bsonread.raw_options`): `find`
+    hands out each document's bytes, whatever the query."""
+
+    def __init__(self, *docs: dict[str, object]) -> None:
+        self.docs = [RawBSONDocument(bson.encode(d)) for d in docs]
+        self.codec_options = DEFAULT_CODEC_OPTIONS
+
+    def find(self, query: object, projection: object = None, batch_size: int = 0
+             ) -> list[RawBSONDocument]:
+        return list(self.docs)
+
+
+@pytest.mark.parametrize("seed_complete", [True, False])
+def test_only_the_read_that_met_an_unidentified_document_is_incomplete(
+        seed_complete: bool) -> None:
+    """A too-large document without an _id cannot be told from any other, so the read that met
+    it may not prune; the next read of every document, without it (a watcher's reconcile),
+    may again, unless a seed file could not be read (then no read ever may)."""
+    import dataclasses
+
+    nameless = {"clusterId": "big", "pad": "x" * 5000}
+    coll = RawCollection({"_id": 1, "clusterId": "a"}, nameless)
+    client = {SETTINGS.database: {SETTINGS.collection: coll, SETTINGS.catalog_collection: coll}}
+    src = Source(client, dataclasses.replace(SETTINGS, max_document_bytes=4096),
+                 complete=seed_complete)
+    read = src.read_all()
+    assert [r.unreadable is not None for r in read] == [False, True] and not src.complete
+    coll.docs = coll.docs[:1]
+    assert [r.doc_id for r in src.read_all()] == [doc_key(1)]
+    assert src.complete is seed_complete
+

@@ -59,6 +59,10 @@ class Source:
         # their files). `complete` is False when a whole seed file could not be read: then no
         # cluster may be pruned as "document deleted" in this run.
         self.refused = list(refused)
+        # Whether the last read of every document named every document: False for the seed's
+        # unreadable file on every read, and for a read that met an unidentified document (a
+        # watcher's next full read, without it, may prune again).
+        self.seed_complete = complete
         self.complete = complete
         self.refused_catalogs = list(refused_catalogs)
         db = client[settings.database]
@@ -81,6 +85,7 @@ class Source:
 
     def read_all(self) -> list[RawDocument]:
         """Every document, in one query (a cursor dying mid-read fails the whole read)."""
+        self.complete = self.seed_complete  # this read decides again (`_document`)
         return self._find({}) + self.refused
 
     def read_claims(self) -> list[RawDocument]:

@@ -231,6 +231,24 @@ def ferretdb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def wire_server() -> Iterator[Any]:
+    """The tests' change-stream server (`tests.mongowire.ChangeStreamServer`), one for the
+    session: stopping one takes ~1 s. Tests take it through `wire`, which resets it."""
+    from tests.mongowire import ChangeStreamServer
+
+    server = ChangeStreamServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def wire(wire_server: Any) -> Any:
+    """The change-stream server, emptied of the previous test's collections and failures."""
+    wire_server.reset()
+    return wire_server
+
+
+@pytest.fixture(scope="session")
 def kube_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real kube-apiserver (and etcd) for the session, with ../shared/crds installed.
 

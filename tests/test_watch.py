@@ -39,19 +39,6 @@ from trinogen.report import JsonLogFormatter
 from trinogen.source import doc_key
 
 
-@pytest.fixture(scope="module")
-def _wire_server() -> Iterator[ChangeStreamServer]:
-    server = ChangeStreamServer().start()  # stopping one takes ~1 s: share it, reset per test
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def wire(_wire_server: ChangeStreamServer) -> ChangeStreamServer:
-    _wire_server.reset()
-    return _wire_server
-
-
 @pytest.fixture
 def rig(tmp_path: Path, wire: ChangeStreamServer) -> Iterator[Rig]:
     r = Rig(tmp_path, wire)

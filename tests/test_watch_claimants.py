@@ -239,17 +239,9 @@ def test_a_write_whose_event_is_pending_joins_with_its_own_batch() -> None:
 # --- a watch batch ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def _wire_server() -> Iterator[ChangeStreamServer]:
-    server = ChangeStreamServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def rig(tmp_path: Path, _wire_server: ChangeStreamServer) -> Iterator[Rig]:
-    _wire_server.reset()
-    r = Rig(tmp_path, _wire_server)
+def rig(tmp_path: Path, wire: ChangeStreamServer) -> Iterator[Rig]:
+    r = Rig(tmp_path, wire)
     yield r
     r.close()
 

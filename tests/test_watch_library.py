@@ -50,17 +50,9 @@ def test_a_batch_with_a_catalog_change_syncs_everything(clusters: set[str], cata
     assert Work("batch", "quiet", None, batch).doc_ids == doc_ids
 
 
-@pytest.fixture(scope="module")
-def _wire_server() -> Iterator[ChangeStreamServer]:
-    server = ChangeStreamServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def rig(tmp_path: Path, _wire_server: ChangeStreamServer) -> Iterator[Rig]:
-    _wire_server.reset()
-    r = Rig(tmp_path, _wire_server)
+def rig(tmp_path: Path, wire: ChangeStreamServer) -> Iterator[Rig]:
+    r = Rig(tmp_path, wire)
     r.mongo.coll.insert_many([
         cluster_doc("lake-a", "growth_analytics", [{"name": "hive", "shared": "lake-hive"}]),
         cluster_doc("plain", "etl_team", [{"name": "tpch",
@@ -111,16 +103,14 @@ def test_deleting_a_used_catalog_on_the_stream_keeps_the_files(rig: Rig) -> None
     (["unauthorized"], "FeedFailed", "needs find and changeStream on the database"),
     (["unauthorized", "unauthorized"], "FeedFailed", "Unauthorized"),
 ])
-def test_a_refused_database_stream_is_explained(_wire_server: ChangeStreamServer,
-                                                faults: list[str], error: str,
-                                                words: str) -> None:
+def test_a_refused_database_stream_is_explained(wire: ChangeStreamServer, faults: list[str],
+                                                error: str, words: str) -> None:
     """Why the database stream was refused: no change streams at all, or only the database's."""
     from trinogen.watch import feed
 
-    _wire_server.reset()
     for kind in faults:
-        _wire_server.fail("aggregate", kind)
-    client = _wire_server.client()
+        wire.fail("aggregate", kind)
+    client = wire.client()
     try:
         f = feed.ChangeFeed(client.trino, 50, pipeline=feed.watched_pipeline(
             ["trino_clusters", "trino_catalogs"]), probe=client.trino.trino_clusters)

@@ -84,7 +84,7 @@ def test_a_targeted_plan_is_the_plan_of_every_header_read(targets: set[str],
     guards = Guards(full_run=False, documents_read=len(targets), max_prune_count=100,
                     max_fleet_change_count=1000)
     lazy = Planner(LAYOUT, desired, guards, repo, set(targets), owners=owners)(tree)
-    full = make_plan(layout=LAYOUT, current=current_files(tree, desired, repo, owners),
+    full = make_plan(layout=LAYOUT, current=current_files(tree, desired, repo),
                      desired=desired.files, desired_docs=desired.docs, failed=desired.failed,
                      disabled=desired.disabled, guards=guards, targets=set(targets),
                      extra=desired.extra)

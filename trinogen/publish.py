@@ -50,7 +50,7 @@ class Planner:
         d = self.desired
         current: Mapping[str, CurrentFile]
         if self.targets is None:
-            current, held = current_files(tree, d, self.repo, self.owners), None
+            current, held = current_files(tree, d, self.repo), None
         else:  # a targeted run (a watch batch) looks at its clusters' files, not the fleet's
             current = TreeFiles(tree, d, self.repo, self.owners)
             held = {p: current[p] for p in files_of(self.layout, tree, self.targets)}
@@ -64,14 +64,11 @@ class Planner:
 
 
 def current_files(
-    tree: Mapping[str, str], desired: Desired, repo: Repository,
-    owners: Mapping[str, CacheEntry] | None = None,
+    tree: Mapping[str, str], desired: Desired, repo: Repository
 ) -> dict[str, CurrentFile]:
-    """The repository's files with their headers; only files unlike any desired one, and
-    unlike any the render cache recorded (`owners`), are read. A file is made once per blob
-    and the tree's paths only look it up (issue 22)."""
-    known = {blob: CurrentFile(blob, header) for blob, header in _owned(tree, owners).items()}
-    known.update(_desired_heads(desired))
+    """The repository's files with their headers; only files unlike any desired one are read.
+    A file is made once per blob and the tree's paths only look it up (issue 22)."""
+    known = _desired_heads(desired)
     unknown = {b for b in tree.values() if b not in known}
     heads = repo.heads(unknown)
     known.update({b: CurrentFile(b, parse_header(heads.get(b, b""))) for b in unknown})
@@ -145,24 +142,6 @@ def _desired_heads(desired: Desired) -> dict[str, CurrentFile]:
         known[file.blob] = CurrentFile(file.blob, FileHeader(None, None) if file.content is None
                                        else parse_header(file.content[:HEAD_BYTES]))
     return known
-
-
-def _owned(tree: Mapping[str, str], owners: Mapping[str, CacheEntry] | None
-           ) -> dict[str, FileHeader | None]:
-    """The headers of the tree's blobs that a render-cache entry rendered: the blob's id
-    fixes its content, so its header names the entry's cluster and document."""
-    made: dict[str, FileHeader | None] = {}
-    if not owners:
-        return made
-    headers: dict[int, FileHeader] = {}  # one per entry, shared by its files
-    for blob in tree.values():
-        entry = owners.get(blob)
-        if entry is not None:
-            header = headers.get(id(entry))
-            if header is None:
-                header = headers[id(entry)] = FileHeader(entry.cluster_id, entry.doc_id)
-            made[blob] = header
-    return made
 
 
 @dataclass(frozen=True)

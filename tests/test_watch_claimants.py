@@ -236,6 +236,23 @@ def test_a_write_whose_event_is_pending_joins_with_its_own_batch() -> None:
     assert _batch_read(indexed, [9], []) == _batch_read(plain, [9], []) == {doc_key(A), doc_key(9)}
 
 
+def test_after_forgetting_the_next_batch_reads_every_claim_again() -> None:
+    """Re-elected after another replica led (whose events this one never saw), a batch reads
+    who claims what again, so a rival written meanwhile is seen as a query by clusterId sees
+    it; without forgetting, the index kept from before would miss it."""
+    settings = demo_settings().mongodb
+    client = mongomock.MongoClient()
+    plain, inner = Source(client, settings), Source(client, settings)
+    plain.collection.insert_many(copy.deepcopy(BASE))
+    indexed = IndexedClaims(inner)
+    indexed.read_all()
+    plain.collection.insert_one({"_id": 9, "clusterId": "d"})  # while another replica led
+    assert _batch_read(indexed, [], ["d"]) == {doc_key(D)}  # the kept index misses it
+    indexed.index.forget()
+    assert _batch_read(indexed, [], ["d"]) == _batch_read(plain, [], ["d"]) == {
+        doc_key(D), doc_key(9)}
+
+
 # --- a watch batch ----------------------------------------------------------------------------
 
 

@@ -407,6 +407,22 @@ def test_losing_the_lease_clears_degraded() -> None:
     assert loop.health() == (200, "ok") and loop.w.refusal is None
 
 
+def test_each_election_is_told() -> None:
+    """Every time this replica becomes the leader (the first time, and again after another
+    replica held the lease) `on_elected` is called once: the claims index forgets then."""
+    loop = Loop(saved=pos(1))
+    elections: list[float] = []
+    loop.w.on_elected = lambda: elections.append(loop.clock())
+    loop.steps(3)
+    assert loop.lease.held and len(elections) == 1
+    loop.lease.other = True  # another replica took the lease over
+    loop.steps(15, every=0.1)
+    assert loop.w.role == "follower" and len(elections) == 1
+    loop.lease.other = False
+    loop.steps(15, every=0.2)
+    assert loop.w.role == "leader" and len(elections) == 2
+
+
 def test_a_waiting_rollout_brings_the_next_full_sync_forward() -> None:
     """A sync that leaves a rollout waiting on health makes the watcher look again after the
     rollout's check interval, not a whole reconcile period later (issue 20)."""

@@ -14,6 +14,8 @@ moment later. A clusterId that is no string (`["x"]`, which a server would match
 nothing either way (`model.claimed_cluster_id`); such a document is reported by its own batch and
 every full sync. A watcher resumed from a saved token runs no full sync at start: its first
 batch reads every document's _id and clusterId once (`read_claims`, one query) to fill the index.
+So does its first batch after each election (`forget`): while another replica led, its events
+were never seen here.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ class ClaimIndex:
         for r in raws:
             self._set(r.doc_id, claimed_cluster_id(r))
         self.warm = True
+
+    def forget(self) -> None:
+        """Trust nothing kept: another replica led meanwhile (its events were never seen here),
+        so the next targeted read fills the index again (`read_claims`)."""
+        self.warm = False
+        self._ids, self._claim = {}, {}
 
     def learn(self, asked: Collection[str], raws: Iterable[RawDocument]) -> None:
         """What a read of the `asked` _ids found: each document's current claim; an _id asked
@@ -80,9 +88,9 @@ class IndexedClaims:
     """A DocumentSource whose targeted reads ask `_id` equality only, the claimants of a
     clusterId coming from a ClaimIndex kept warm by its own reads (the watcher's source)."""
 
-    def __init__(self, inner: ClaimSource, index: ClaimIndex | None = None) -> None:
+    def __init__(self, inner: ClaimSource) -> None:
         self.inner = inner
-        self.index = index if index is not None else ClaimIndex()
+        self.index = ClaimIndex()
 
     @property
     def queries(self) -> int:

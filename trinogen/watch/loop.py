@@ -61,8 +61,11 @@ class Watcher:
                  where: str = "the cluster collection", metrics: Metrics | None = None,
                  clock: Clock = time.monotonic, wall: WallClock = utcnow,
                  sleep: Callable[[float], None] | None = None, poll_seconds: float | None = None,
-                 stale_after: float = 60.0) -> None:
+                 stale_after: float = 60.0,
+                 on_elected: Callable[[], None] = lambda: None) -> None:
         self.w = w
+        # Told each time this replica becomes the leader (the claims index forgets: issue 22).
+        self.on_elected = on_elected
         self.lease, self.feed, self.syncer = lease, feed, syncer
         self.where = where
         self.metrics = metrics or Metrics()
@@ -178,6 +181,7 @@ class Watcher:
         return state
 
     def _elected(self, now: float, position: StreamPosition | None) -> None:
+        self.on_elected()
         self.metrics.leader(True)
         self.at.next_reconcile, self.at.saved_at = now + self.w.reconcile_seconds, now
         self.position = self.saved = position

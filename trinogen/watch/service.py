@@ -45,16 +45,19 @@ def compose(settings: Settings, source: Any, stream_collection: Any, repo: Any, 
     require_repo_url(settings)
     w, m = settings.watch, settings.mongodb
     lease = Lease(source.state, f"watch:{m.database}.{m.collection}", w.lease_seconds, wall=wall)
+    claims = IndexedClaims(source)
     return Watcher(
         w, lease=lease, feed=ChangeFeed(
             stream_collection.database, w.max_await_ms, library=m.catalog_collection,
             pipeline=watched_pipeline([stream_collection.name, m.catalog_collection]),
             probe=stream_collection),
         # The syncs read through the watcher's own index of claimants (issue 22): a batch asks
-        # `_id` equality only; the lease and the status go to `source` as before.
-        syncer=pipeline_syncer(settings, IndexedClaims(source), repo, reader_factory),
+        # `_id` equality only; the lease and the status go to `source` as before. The index
+        # is trusted only for what this replica saw as leader: each election forgets it.
+        syncer=pipeline_syncer(settings, claims, repo, reader_factory),
         where=f"{m.database}.{m.collection}", wall=wall,
-        stale_after=max(60.0, 2 * w.lease_seconds, settings.git.timeout), **loop,
+        stale_after=max(60.0, 2 * w.lease_seconds, settings.git.timeout),
+        on_elected=claims.index.forget, **loop,
     )
 
 

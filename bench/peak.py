@@ -28,8 +28,9 @@ def main(argv: list[str]) -> int:
     if pid == 0:  # the command: nothing else happens in this child
         try:
             os.execvp(cmd[0], cmd)
-        finally:
-            os._exit(127)
+        except OSError as e:
+            print(f"peak.py: cannot run {cmd[0]}: {e}", file=sys.stderr)
+        os._exit(127)
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
     with open(out, "w", encoding="utf-8") as f:

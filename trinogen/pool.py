@@ -276,4 +276,5 @@ def _kill(pid: int) -> None:
 def from_settings(workers: int, min_items: int, timeout: float = TIMEOUT) -> ForkPool:
     """The pool `sync.workers`, `sync.parallel_min_clusters` and `sync.worker_timeout_seconds`
     ask for on this machine."""
-    return ForkPool(worker_count(workers, usable_cpus()), min_items, timeout=timeout)
+    count = workers if workers > 0 else worker_count(0, usable_cpus())  # no cgroup read when set
+    return ForkPool(count, min_items, timeout=timeout)

@@ -61,13 +61,9 @@ class Watcher:
                  where: str = "the cluster collection", metrics: Metrics | None = None,
                  clock: Clock = time.monotonic, wall: WallClock = utcnow,
                  sleep: Callable[[float], None] | None = None, poll_seconds: float | None = None,
-                 stale_after: float = 60.0,
-                 on_elected: Callable[[], None] = lambda: None) -> None:
-        self.w = w
-        # Told each time this replica becomes the leader (the claims index forgets: issue 22).
-        self.on_elected = on_elected
-        self.lease, self.feed, self.syncer = lease, feed, syncer
-        self.where = where
+                 stale_after: float = 60.0, on_elected: Callable[[], None] = lambda: None) -> None:
+        self.w, self.lease, self.feed, self.syncer = w, lease, feed, syncer
+        self.where, self.on_elected = where, on_elected
         self.metrics = metrics or Metrics()
         self.clock, self.wall = clock, wall
         self.liveness = Liveness(w.liveness_file)
@@ -181,7 +177,7 @@ class Watcher:
         return state
 
     def _elected(self, now: float, position: StreamPosition | None) -> None:
-        self.on_elected()
+        self.on_elected()  # each time it leads (the claims index forgets: another led meanwhile)
         self.metrics.leader(True)
         self.at.next_reconcile, self.at.saved_at = now + self.w.reconcile_seconds, now
         self.position = self.saved = position

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from trinogen.errors import SafetyRefusal
+from trinogen.settings import replace
 from trinogen.watch.decision import Work
 
 log = logging.getLogger("trinogen.watch")
@@ -49,7 +50,7 @@ def pipeline_syncer(settings: Any, source: Any, repo: Any,
     from trinogen import pipeline
     from trinogen.render import Renderer
 
-    settings = serial(settings)
+    settings = replace(settings, sync={"workers": 1})  # the pool never forks
     renderer = Renderer(settings)
     argo = None
     if settings.rollout is not None:  # only a rollout reads Argo CD's view
@@ -70,13 +71,6 @@ def pipeline_syncer(settings: Any, source: Any, repo: Any,
                            settings.rollout.check_seconds if rolling else None)
 
     return sync
-
-
-def serial(settings: Any) -> Any:
-    """`settings` with `sync.workers: 1`: the pool never forks."""
-    from dataclasses import replace
-
-    return replace(settings, sync=replace(settings.sync, workers=1))
 
 
 def describe(work: Work, outcome: SyncOutcome, pushed_at: datetime,

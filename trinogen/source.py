@@ -13,7 +13,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from trinogen import bsonread
+from trinogen import bsonread, embedded
 from trinogen.bsonread import doc_key
 from trinogen.embedded import Collection as Readable
 from trinogen.embedded import SeedCollection
@@ -56,13 +56,14 @@ class Source:
         # could never be read, so they are not written.
         self.ephemeral = ephemeral
         # Seed documents the embedded database refused: reported as failed (their clusters keep
-        # their files). `complete` is False when a whole seed file could not be read: then no
-        # cluster may be pruned as "document deleted" in this run.
+        # their files).
         self.refused = list(refused)
-        # Whether the last read of every document named every document: False for the seed's
-        # unreadable file on every read, and for a read that met an unidentified document (a
-        # watcher's next full read, without it, may prune again).
+        # Every seed file could be read (always True on a real server); when not, no read is
+        # complete.
         self.seed_complete = complete
+        # The last read of every document named every document: no cluster may be pruned as
+        # "document deleted" otherwise (an unreadable seed file, an unidentified document; a
+        # watcher's next full read without it may prune again).
         self.complete = complete
         self.refused_catalogs = list(refused_catalogs)
         db = client[settings.database]
@@ -247,8 +248,6 @@ def connect(settings: MongoSettings) -> Source:
     """Build the client (no I/O until the first query, as pymongo does)."""
     uri = settings.uri
     if uri.startswith("mongomock://"):
-        from trinogen import embedded
-
         db = embedded.seeded(settings)
         return Source(db.client, settings, ephemeral=True, refused=db.refused,
                       complete=db.complete, refused_catalogs=db.refused_catalogs)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from trinogen.applications import Applications
 from trinogen.errors import ConfigError
-from trinogen.model import RawDocument, claimed_cluster_id, enabled_claims
+from trinogen.model import RawDocument, claimed_cluster_id
 from trinogen.model.library import (
     NO_LIBRARY,
     Library,
@@ -23,6 +23,7 @@ from trinogen.model.library import (
     needs_library,
     parse_library,
 )
+from trinogen.model.raw import contested_claims
 from trinogen.plan import Layout
 from trinogen.ports import DocumentSource, Repository
 from trinogen.render import parse_header, parse_shared_catalog
@@ -139,7 +140,7 @@ def _contested(raws: Sequence[RawDocument]) -> list[str]:
                    and type(v := r.head.get("clusterId")) is str)
     if all(n == 1 for n in seen.values()):
         return []
-    return [cid for cid, idxs in enabled_claims(raws).items() if len(idxs) > 1]
+    return list(contested_claims(raws))
 
 
 def _catalog_copies(tree: Mapping[str, str], layout: Layout) -> list[str]:

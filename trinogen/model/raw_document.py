@@ -9,7 +9,8 @@ from typing import Any, Protocol
 
 # The top-level fields read of a document the render cache serves (its label, its claim,
 # whether it is disabled or stopped, its wave's facts, the shared catalogs it may use): a
-# `RawDocument.head` holds them, and only them, until its body is decoded (issue 22).
+# `RawDocument.head` holds them, and only them, until its body is decoded (issue 22);
+# `connectors` only when an entry names a shared catalog (`bsonread.Undecoded`).
 HEAD_FIELDS = frozenset({"_id", "clusterId", "enabled", "stopped", "profile", "owner",
                          "connectors"})
 
@@ -18,7 +19,8 @@ class Undecoded(Protocol):
     """A document's bytes as read, not decoded yet (`trinogen.bsonread.Undecoded`)."""
 
     def head(self) -> Mapping[str, Any]:
-        """The HEAD_FIELDS the document holds, decoded as the whole document would decode them."""
+        """The HEAD_FIELDS the document holds, decoded as the whole document would decode them
+        (`connectors` left out when no entry names a shared catalog)."""
 
     def decode(self) -> tuple[Mapping[str, Any], str | None]:
         """The body, or what names the document and why it cannot be decoded."""
@@ -94,7 +96,8 @@ class RawDocument:
                 f"unreadable={self.unreadable!r})")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled decoded (a worker gets the body, never the read's shared state)."""
+        """Pickled decoded, never with the read's shared state (the pool forks and pickles no
+        document; this keeps any other pickle of one whole)."""
         return (RawDocument, (self.doc_id, self.body, self.unreadable, self.digest))
 
     def let_go(self) -> None:
